@@ -1,0 +1,157 @@
+"""Every location gate reads or writes, computed with the standard library only (hot path).
+
+Per-user state follows the platform conventions that platformdirs uses for the app name "memory-gate"
+(tests/test_paths.py checks that the two agree); `$GATE_HOME` relocates all of it. A project is its git
+top-level, else the directory itself. Nothing a project checks in can move these locations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+APP_NAME = "memory-gate"
+
+
+@dataclass(frozen=True)
+class UserDirs:
+    config: Path
+    data: Path
+    state: Path
+    cache: Path
+    log: Path
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    value = os.environ.get(var, "").strip()
+    return Path(value) if value else Path.home() / fallback
+
+
+def user_dirs() -> UserDirs:
+    """Where this user's config, memories, ledgers and caches live."""
+    home = os.environ.get("GATE_HOME", "").strip()
+    if home:
+        root = Path(home).expanduser()
+        return UserDirs(root / "config", root / "data", root / "state", root / "cache", root / "state" / "log")
+    if sys.platform == "darwin":
+        support = Path.home() / "Library" / "Application Support" / APP_NAME
+        return UserDirs(
+            support,
+            support,
+            support,
+            Path.home() / "Library" / "Caches" / APP_NAME,
+            Path.home() / "Library" / "Logs" / APP_NAME,
+        )
+    if sys.platform == "win32":
+        local = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / APP_NAME / APP_NAME
+        return UserDirs(local, local, local, local / "Cache", local / "Logs")
+    state = _xdg("XDG_STATE_HOME", ".local/state") / APP_NAME
+    return UserDirs(
+        _xdg("XDG_CONFIG_HOME", ".config") / APP_NAME,
+        _xdg("XDG_DATA_HOME", ".local/share") / APP_NAME,
+        state,
+        _xdg("XDG_CACHE_HOME", ".cache") / APP_NAME,
+        state / "log",
+    )
+
+
+@cache
+def _find_project_root(start: str) -> str:
+    here = Path(start)
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return str(candidate)
+    return str(here)
+
+
+def project_root(cwd: str | os.PathLike[str] | None = None) -> Path:
+    """The project of a directory: its git top-level (found by walking up to `.git`), else the directory."""
+    start = Path(cwd) if cwd else Path.cwd()
+    try:
+        start = start.resolve()
+    except OSError:
+        start = start.absolute()
+    return Path(_find_project_root(str(start)))
+
+
+def project_key(root: Path) -> str:
+    """A stable directory name for a project: readable basename plus a hash of its absolute path."""
+    slug = re.sub(r"[^a-z0-9]+", "-", root.name.lower()).strip("-")[:40] or "root"
+    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return f"{slug}-{digest}"
+
+
+@dataclass(frozen=True)
+class ProjectPaths:
+    """All locations that concern one project, for one user."""
+
+    root: Path
+    key: str
+    dirs: UserDirs
+
+    @classmethod
+    def for_cwd(cls, cwd: str | os.PathLike[str] | None = None) -> ProjectPaths:
+        root = project_root(cwd)
+        return cls(root=root, key=project_key(root), dirs=user_dirs())
+
+    # --- memory stores, one directory per scope -------------------------------------------------------------
+    @property
+    def private_store(self) -> Path:
+        return self.dirs.data / "projects" / self.key / "memories"
+
+    @property
+    def team_store(self) -> Path:
+        return self.root / ".gate" / "memories"
+
+    @property
+    def user_store(self) -> Path:
+        return self.dirs.data / "user" / "memories"
+
+    def store_for_scope(self, scope: str) -> Path:
+        return {"private": self.private_store, "team": self.team_store, "user": self.user_store}[scope]
+
+    @property
+    def project_marker(self) -> Path:
+        """Records which directory a private store belongs to (for stats across projects)."""
+        return self.dirs.data / "projects" / self.key / "project.json"
+
+    # --- derived and per-session state ------------------------------------------------------------------------
+    @property
+    def index_dir(self) -> Path:
+        return self.dirs.cache / "index" / self.key
+
+    @property
+    def project_config(self) -> Path:
+        return self.root / ".gate" / "config.toml"
+
+
+def user_config_file() -> Path:
+    return user_dirs().config / "config.toml"
+
+
+def sessions_dir() -> Path:
+    return user_dirs().state / "sessions"
+
+
+def audit_log_file() -> Path:
+    return user_dirs().state / "audit.jsonl"
+
+
+def error_log_file() -> Path:
+    return user_dirs().log / "errors.log"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create a directory (and missing parents) readable by this user only."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o700)
+    except OSError:
+        pass
+    return path

@@ -1,0 +1,19 @@
+"""`gate export`: every memory as JSON lines, every field (the format `gate import` reads)."""
+
+from __future__ import annotations
+
+import argparse
+
+from gate.commands._common import add_project_option, open_store, print_json
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("export", help="write all memories as JSON lines to stdout")
+    add_project_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for data in open_store(args).export():
+        print_json(data)
+    return 0

@@ -1,0 +1,20 @@
+"""`gate forget ID`: the memory stays on disk (and in git) but is never delivered or found again."""
+
+from __future__ import annotations
+
+import argparse
+
+from gate.commands._common import add_project_option, open_store
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("forget", help="retire a memory so it is never delivered again")
+    parser.add_argument("memory_id", metavar="ID")
+    add_project_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    memory = open_store(args).forget(args.memory_id)
+    print(f"forgot {memory.id}")
+    return 0

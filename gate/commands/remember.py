@@ -1,0 +1,71 @@
+"""`gate remember TITLE …`: store one fact; prints the new id."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gate.commands._common import add_json_option, add_project_option, open_store, print_json
+from gate.errors import ValidationError
+from gate.memory.model import KINDS, LINK_TYPES, SCOPES, Link, Memory
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("remember", help="store a memory (prints its id)")
+    parser.add_argument("title", help="one line that carries the fact itself")
+    parser.add_argument("--body", help="details; '-' reads them from stdin")
+    parser.add_argument("--kind", default="finding", choices=KINDS)
+    parser.add_argument("--tag", action="append", default=[], dest="tags")
+    parser.add_argument("--path", action="append", default=[], dest="paths", metavar="GLOB",
+                        help="anchor to files (relative to the project); repeatable")
+    parser.add_argument("--on", action="append", default=[], dest="triggers", metavar="TRIGGER",
+                        help="when to deliver it, e.g. path:src/db/** or command:alembic; repeatable")
+    parser.add_argument("--scope", default="private", choices=SCOPES)
+    parser.add_argument("--supersedes", action="append", default=[], metavar="ID")
+    parser.add_argument("--link", action="append", default=[], metavar="TYPE:ID",
+                        help=f"typed link, TYPE one of {', '.join(LINK_TYPES)}; repeatable")
+    parser.add_argument("--id", dest="memory_id", help="choose the id (3-40 of a-z, 0-9, '-')")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--human", action="store_const", const="human", dest="source",
+                        help="written by a person, not an agent")
+    source.add_argument("--user-stated", action="store_const", const="user", dest="source",
+                        help="the user's own words")
+    parser.add_argument("--session", default="", help=argparse.SUPPRESS)
+    add_project_option(parser)
+    add_json_option(parser)
+    parser.set_defaults(func=run)
+
+
+def parse_link(text: str) -> Link:
+    link_type, sep, target = text.partition(":")
+    if not sep or not target:
+        raise ValidationError(f"bad --link {text!r}", hint=f"write TYPE:ID, TYPE one of {', '.join(LINK_TYPES)}")
+    return Link(link_type.strip(), target.strip())
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    store = open_store(args)
+    body = args.body or ""
+    if body == "-":
+        body = sys.stdin.read()
+    memory = Memory(
+        id=args.memory_id or store.fresh_id(),
+        kind=args.kind,
+        title=args.title.strip(),
+        body=body.strip(),
+        tags=args.tags,
+        scope=args.scope,
+        paths=args.paths,
+        triggers=args.triggers,
+        links=[parse_link(text) for text in args.link],
+        source=args.source or "agent",
+        session=args.session or os.environ.get("CLAUDE_CODE_SESSION_ID", ""),
+    )
+    store.remember(memory, supersedes=args.supersedes)
+    if args.json:
+        print_json({"id": memory.id})
+    else:
+        print(memory.id)
+    return 0

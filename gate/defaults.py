@@ -1,0 +1,24 @@
+"""The one source of setting defaults, read by the hook's stdlib loader and the CLI's pydantic model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+DEFAULTS: dict[str, Any] = {
+    # write-back gate
+    "writeback": True,  # GATE_WRITEBACK=off disables blocking (e.g. for headless CI runs of Claude Code)
+    "writeback_cap": 5,  # blocks per session at most
+    # recall gate
+    "recall": True,
+    "recall_budget_tokens": 1500,
+    "recall_max_hits": 5,
+    "session_start_budget_tokens": 1000,
+    "anchor_budget_tokens": 600,
+    # housekeeping
+    "audit": True,
+    "ledger_max_age_days": 14,
+    "audit_max_bytes": 20_000_000,
+}
+
+# Keys that say where state lives; a project's checked-in config may never set them.
+LOCATION_KEYS: frozenset[str] = frozenset({"home", "data_dir", "state_dir", "cache_dir", "config_dir", "log_dir"})

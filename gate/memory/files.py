@@ -1,0 +1,144 @@
+"""The TOML store: one file per memory, `<id>.toml`, in one directory per scope.
+
+Reading is stdlib (tomllib) so the hook can catch the index up; writing needs tomli_w and is cold path.
+Writes are atomic: a temp file in the same directory, fsync, rename over the target, fsync the directory —
+a crash leaves the old file or the new one, never half of either.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gate.errors import GateError
+from gate.memory.model import Memory
+from gate.paths import ensure_private_dir
+
+SUFFIX = ".toml"
+TEMP_PREFIX = ".tmp-"
+
+
+class CorruptMemoryFile(GateError):
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}", hint="fix or delete the file by hand; `gate doctor` lists these")
+        self.path = path
+        self.reason = reason
+
+
+def memory_path(store_dir: Path, memory_id: str) -> Path:
+    return store_dir / f"{memory_id}{SUFFIX}"
+
+
+def read_memory(path: Path) -> Memory:
+    """Parse one memory file; CorruptMemoryFile on anything that is not a valid memory."""
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise CorruptMemoryFile(path, f"not valid TOML ({error})") from error
+    try:
+        memory = Memory.from_dict(data, fill_defaults=False)
+    except GateError as error:
+        raise CorruptMemoryFile(path, str(error)) from error
+    if memory.id != path.stem:
+        raise CorruptMemoryFile(path, f"its id {memory.id!r} does not match the file name")
+    return memory
+
+
+def to_toml(memory: Memory) -> str:
+    import tomli_w  # cold path only: the hook never writes memories
+
+    data = memory.to_dict()
+    # Scalars first, then the body, then tables, so that a person reads the fact before the plumbing.
+    ordered = {k: data[k] for k in ("id", "kind", "title", "status", "scope", "source", "project",
+                                   "created", "updated", "session", "tags", "paths", "triggers")}
+    ordered["body"] = data["body"]
+    if data["anchors"]:
+        ordered["anchors"] = data["anchors"]
+    if data["links"]:
+        ordered["links"] = data["links"]
+    return tomli_w.dumps(ordered, multiline_strings=True)
+
+
+def write_memory(store_dir: Path, memory: Memory, *, private: bool) -> Path:
+    """Atomically write `memory` into `store_dir`; private stores are 0700 directories of 0600 files."""
+    if private:
+        ensure_private_dir(store_dir)
+    else:
+        store_dir.mkdir(parents=True, exist_ok=True)
+    target = memory_path(store_dir, memory.id)
+    payload = to_toml(memory).encode("utf-8")
+    temp = store_dir / f"{TEMP_PREFIX}{memory.id}-{os.getpid()}"
+    mode = 0o600 if private else 0o644
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    fsync_dir(store_dir)
+    return target
+
+
+def fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """What the index remembers of a file to know whether it changed, without reading it."""
+
+    name: str
+    mtime_ns: int
+    size: int
+    inode: int
+
+    def signature(self) -> list[int]:
+        return [self.mtime_ns, self.size, self.inode]
+
+
+def scan_dir(store_dir: Path) -> Iterator[FileEntry]:
+    """The memory files of a directory with their stat signatures (temp files and others left out)."""
+    try:
+        entries = os.scandir(store_dir)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    with entries:
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(SUFFIX) or name.startswith(TEMP_PREFIX) or name.startswith("."):
+                continue
+            try:
+                stat = entry.stat()
+            except OSError:
+                continue
+            if not entry.is_file():
+                continue
+            yield FileEntry(name, stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+def iter_memories(store_dir: Path) -> Iterator[Memory | CorruptMemoryFile]:
+    """Every memory of a directory, or the error of each file that is not one."""
+    for entry in sorted(scan_dir(store_dir), key=lambda e: e.name):
+        try:
+            yield read_memory(store_dir / entry.name)
+        except CorruptMemoryFile as error:
+            yield error
+        except OSError as error:
+            yield CorruptMemoryFile(store_dir / entry.name, f"unreadable ({error.strerror})")

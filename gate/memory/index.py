@@ -1,0 +1,329 @@
+"""The tantivy index of one project's memories (private + team + user scope), derived from the TOML files.
+
+Freshness is cheap to check: the index keeps the mtime of each store directory (`dirs.json`), so the hot
+path pays three stat calls. Only when a directory changed does it look at that directory's files, compare
+stat signatures with `files.json`, and re-index what differs. A directory whose mtime is younger than
+RACY_WINDOW_NS is not trusted (a second write in the same clock tick would not move it) and is checked
+again next time. In-place edits that leave the directory untouched are caught by the CLI's deep check
+(every file's signature) and by `gate reindex`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from gate.memory.files import CorruptMemoryFile, FileEntry, read_memory, scan_dir
+from gate.memory.model import Memory
+from gate.paths import ProjectPaths
+from gate.textproc import ANALYZER_NAME, analyzer, expand_identifiers
+
+SCHEMA_VERSION = 2
+RACY_WINDOW_NS = 1_000_000_000
+WRITER_HEAP = 15_000_000
+SCOPES_INDEXED = ("private", "team", "user")
+
+
+class IndexBusy(Exception):
+    """Another process holds the index writer and did not let go in time."""
+
+
+def _build_schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("key", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("title", tokenizer_name=ANALYZER_NAME, index_option="freq")
+    builder.add_text_field("body", tokenizer_name=ANALYZER_NAME, index_option="freq")
+    builder.add_text_field("tags", tokenizer_name=ANALYZER_NAME, index_option="freq")
+    builder.add_text_field("kind", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("status", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("scope", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("link_target", tokenizer_name="raw", index_option="basic")
+    builder.add_bytes_field("record", stored=True)
+    return builder.build()
+
+
+SCHEMA = _build_schema()
+
+
+@dataclass
+class CatchUp:
+    """What one catch-up did."""
+
+    added: int = 0
+    removed: int = 0
+    changed_dirs: list[str] = field(default_factory=list)
+    corrupt: list[CorruptMemoryFile] = field(default_factory=list)
+    skipped_busy: bool = False
+
+    @property
+    def touched(self) -> bool:
+        return bool(self.added or self.removed)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, separators=(",", ":"))
+    os.replace(temp, path)
+
+
+def _dir_mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def record_of(memory: Memory) -> bytes:
+    return json.dumps(memory.to_dict(), separators=(",", ":")).encode("utf-8")
+
+
+def _document(memory: Memory) -> tantivy.Document:
+    return tantivy.Document(
+        key=f"{memory.scope}/{memory.id}",
+        id=memory.id,
+        title=expand_identifiers(memory.title),
+        body=expand_identifiers(memory.body),
+        tags=" ".join(memory.tags),
+        kind=memory.kind,
+        status=memory.status,
+        scope=memory.scope,
+        link_target=[link.target for link in memory.links] or [""],
+        record=record_of(memory),
+    )
+
+
+class MemoryIndex:
+    """One project's index directory: tantivy files plus the two freshness manifests."""
+
+    def __init__(self, paths: ProjectPaths) -> None:
+        self.paths = paths
+        self.dir = paths.index_dir
+        self.store_dirs = {scope: paths.store_for_scope(scope) for scope in SCOPES_INDEXED}
+        self._index: tantivy.Index | None = None
+
+    # --- manifests --------------------------------------------------------------------------------------------
+    @property
+    def _dirs_file(self) -> Path:
+        return self.dir / "dirs.json"
+
+    @property
+    def _files_file(self) -> Path:
+        return self.dir / "files.json"
+
+    def stale_scopes(self) -> list[str]:
+        """Scopes whose directory changed since the index last saw it (three stats and one small read)."""
+        manifest = _read_json(self._dirs_file)
+        if manifest.get("version") != SCHEMA_VERSION:
+            return list(SCOPES_INDEXED)
+        recorded = manifest.get("dirs", {})
+        stale = []
+        for scope, directory in self.store_dirs.items():
+            entry = recorded.get(scope) or {}
+            if entry.get("path") != str(directory) or entry.get("mtime_ns") != _dir_mtime(directory):
+                stale.append(scope)
+        return stale
+
+    # --- tantivy ------------------------------------------------------------------------------------------------
+    def _open(self) -> tantivy.Index:
+        if self._index is None:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            try:
+                index = tantivy.Index(SCHEMA, path=str(self.dir), reuse=True)
+            except ValueError:
+                # A schema from another version or a damaged directory: it is derived, so start over.
+                self._wipe()
+                index = tantivy.Index(SCHEMA, path=str(self.dir), reuse=True)
+            index.register_tokenizer(ANALYZER_NAME, analyzer())
+            self._index = index
+        return self._index
+
+    def _wipe(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._index = None
+
+    def exists(self) -> bool:
+        return (self.dir / "meta.json").exists() and _read_json(self._dirs_file).get("version") == SCHEMA_VERSION
+
+    def searcher(self) -> tantivy.Searcher:
+        index = self._open()
+        index.reload()
+        return index.searcher()
+
+    def _writer(self, wait_seconds: float) -> tantivy.IndexWriter:
+        deadline = time.monotonic() + wait_seconds
+        delay = 0.005
+        while True:
+            try:
+                return self._open().writer(heap_size=WRITER_HEAP, num_threads=1)
+            except ValueError as error:
+                if "lock" not in str(error).lower() or time.monotonic() >= deadline:
+                    if "lock" in str(error).lower():
+                        raise IndexBusy(str(error)) from error
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+    # --- catching up --------------------------------------------------------------------------------------------
+    def catch_up(self, *, wait_seconds: float = 0.0, deep: bool = False) -> CatchUp:
+        """Bring the index level with the files. `deep` compares every file, not just changed directories."""
+        report = CatchUp()
+        if self.exists() and not deep:
+            stale = self.stale_scopes()
+            if not stale:
+                return report
+        else:
+            stale = list(SCOPES_INDEXED)
+        try:
+            writer = self._writer(wait_seconds)
+        except IndexBusy:
+            report.skipped_busy = True
+            return report
+        try:
+            if not self.exists():
+                writer.delete_all_documents()
+                files_state: dict[str, dict[str, list[Any]]] = {}
+            else:
+                files_state = _read_json(self._files_file).get("scopes", {})
+            dirs_state = _read_json(self._dirs_file).get("dirs", {}) if self.exists() else {}
+            for scope in stale:
+                self._catch_up_scope(scope, writer, files_state, dirs_state, report)
+            if report.touched or not self.exists():
+                writer.commit()
+                writer.wait_merging_threads()
+                writer = None
+            _write_json(self._files_file, {"version": SCHEMA_VERSION, "scopes": files_state})
+            _write_json(self._dirs_file, {"version": SCHEMA_VERSION, "dirs": dirs_state})
+        finally:
+            if writer is not None:
+                writer.rollback()
+                writer.wait_merging_threads()
+        return report
+
+    def _catch_up_scope(
+        self,
+        scope: str,
+        writer: tantivy.IndexWriter,
+        files_state: dict[str, dict[str, list[Any]]],
+        dirs_state: dict[str, Any],
+        report: CatchUp,
+    ) -> None:
+        directory = self.store_dirs[scope]
+        # Stat the directory BEFORE listing it: a write after this moment moves the mtime past what we record.
+        mtime = _dir_mtime(directory)
+        known = files_state.get(scope, {})
+        if dirs_state.get(scope, {}).get("path") not in (None, str(directory)):
+            known = {}  # the scope moved (GATE_HOME changed): everything here is new
+        current: dict[str, FileEntry] = {entry.name: entry for entry in scan_dir(directory)}
+        updated: dict[str, list[Any]] = {}
+        for name in known.keys() - current.keys():
+            writer.delete_documents_by_term("key", f"{scope}/{Path(name).stem}")
+            report.removed += 1
+        for name, entry in current.items():
+            previous = known.get(name)
+            if previous is not None and previous[:3] == entry.signature():
+                updated[name] = previous
+                continue
+            writer.delete_documents_by_term("key", f"{scope}/{Path(name).stem}")
+            if previous is not None:
+                report.removed += 1
+            try:
+                memory = read_memory(directory / name)
+                if memory.scope != scope:
+                    memory.scope = scope  # the directory decides the scope; a copied file follows its place
+            except CorruptMemoryFile as error:
+                report.corrupt.append(error)
+                updated[name] = [*entry.signature(), None]
+                continue
+            except OSError as error:
+                report.corrupt.append(CorruptMemoryFile(directory / name, f"unreadable ({error.strerror})"))
+                continue
+            writer.add_document(_document(memory))
+            report.added += 1
+            updated[name] = [*entry.signature(), memory.id]
+        files_state[scope] = updated
+        settled = mtime is None or time.time_ns() - mtime > RACY_WINDOW_NS
+        dirs_state[scope] = {"path": str(directory), "mtime_ns": mtime if settled else -1}
+        report.changed_dirs.append(scope)
+
+    def rebuild(self) -> CatchUp:
+        """Throw the index away and build it again from the files (`gate reindex`)."""
+        writer = self._writer(30.0)
+        writer.rollback()
+        writer.wait_merging_threads()
+        self._wipe()
+        return self.catch_up(wait_seconds=30.0)
+
+    def corrupt_files(self) -> list[Path]:
+        """Files the last catch-up could not read (kept in the manifest so they are not re-read each call)."""
+        scopes = _read_json(self._files_file).get("scopes", {})
+        return [
+            self.store_dirs[scope] / name
+            for scope, files in scopes.items()
+            if scope in self.store_dirs
+            for name, entry in files.items()
+            if entry[3] is None
+        ]
+
+    # --- reading ------------------------------------------------------------------------------------------------
+    def query_terms(self, terms: Iterable[str], boosts: dict[str, float]) -> tantivy.Query:
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        for term in terms:
+            for field_name, boost in boosts.items():
+                query = tantivy.Query.term_query(SCHEMA, field_name, term, index_option="freq")
+                if boost != 1.0:
+                    query = tantivy.Query.boost_query(query, boost)
+                clauses.append((tantivy.Occur.Should, query))
+        clauses.append(
+            (tantivy.Occur.MustNot, tantivy.Query.term_query(SCHEMA, "status", "forgotten", index_option="basic"))
+        )
+        return tantivy.Query.boolean_query(clauses)
+
+    def search(
+        self, terms: list[str], boosts: dict[str, float], limit: int
+    ) -> list[tuple[float, dict[str, Any]]]:
+        if not terms:
+            return []
+        searcher = self.searcher()
+        result = searcher.search(self.query_terms(terms, boosts), limit=limit, count=False)
+        return [(score, self._record(searcher, address)) for score, address in result.hits]
+
+    @staticmethod
+    def _record(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> dict[str, Any]:
+        doc = searcher.doc(address)
+        return json.loads(bytes(doc.get_first("record")))
+
+    def by_field(self, field_name: str, value: str, limit: int = 50) -> list[dict[str, Any]]:
+        searcher = self.searcher()
+        query = tantivy.Query.term_query(SCHEMA, field_name, value, index_option="basic")
+        result = searcher.search(query, limit=limit, count=False)
+        return [self._record(searcher, address) for _, address in result.hits]
+
+    def get(self, memory_id: str) -> dict[str, Any] | None:
+        records = self.by_field("id", memory_id, limit=3)
+        return records[0] if records else None
+
+    def linking_to(self, memory_id: str) -> list[dict[str, Any]]:
+        return self.by_field("link_target", memory_id)
+
+    def num_docs(self) -> int:
+        return self.searcher().num_docs

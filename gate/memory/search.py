@@ -1,0 +1,240 @@
+"""Ranked search over one project's index (hot path): BM25, supersession, scoping, cliff, cap, related appendix.
+
+Every candidate the index returned keeps a disposition code, so `gate trace` can say why a memory was or
+was not delivered: ADMITTED, BELOW_FLOOR, BELOW_CLIFF, OVER_CAP, SUPERSEDED_SUCCESSOR_AVAILABLE,
+SUPERSEDED_NO_SUCCESSOR, OTHER_PROJECT, ALREADY_DELIVERED, DUPLICATE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from gate.memory.index import MemoryIndex
+from gate.memory.model import LINK_TYPES
+from gate.rules import load_rules
+from gate.textproc import terms as text_terms
+
+MAX_QUERY_TERMS = 32
+MAX_CHAIN = 16
+
+
+@dataclass
+class Hit:
+    record: dict[str, Any]
+    score: float
+    superseding: list[str] = field(default_factory=list)  # ids this hit stands in for
+    matched: list[str] = field(default_factory=list)  # query terms the memory contains
+
+    @property
+    def id(self) -> str:
+        return str(self.record["id"])
+
+    def to_json(self) -> dict[str, Any]:
+        data = {k: self.record[k] for k in ("id", "kind", "title", "scope", "source", "status", "created")}
+        data["score"] = round(self.score, 4)
+        data["tags"] = self.record.get("tags", [])
+        data["paths"] = self.record.get("paths", [])
+        data["matched"] = self.matched
+        if self.superseding:
+            data["superseding"] = self.superseding
+        return data
+
+
+@dataclass
+class Related:
+    record: dict[str, Any]
+    edge: str
+    from_id: str
+    direction: str  # "out": the hit links to it; "in": it links to the hit
+
+    @property
+    def id(self) -> str:
+        return str(self.record["id"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.record["kind"],
+            "title": self.record["title"],
+            "edge": self.edge,
+            "from": self.from_id,
+            "direction": self.direction,
+        }
+
+
+@dataclass
+class Candidate:
+    id: str
+    title: str
+    score: float
+    disposition: str
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "score": round(self.score, 4), "disposition": self.disposition}
+        if self.detail:
+            data["detail"] = self.detail
+        return data
+
+
+@dataclass
+class SearchResult:
+    terms: list[str]
+    hits: list[Hit]
+    related: list[Related]
+    candidates: list[Candidate]
+    top_score: float = 0.0
+    cliff: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "terms": self.terms,
+            "hits": [hit.to_json() for hit in self.hits],
+            "related": [rel.to_json() for rel in self.related],
+        }
+
+    def trace_json(self) -> dict[str, Any]:
+        return {
+            "terms": self.terms,
+            "top_score": round(self.top_score, 4),
+            "cliff": round(self.cliff, 4),
+            "candidates": [c.to_json() for c in self.candidates],
+        }
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct content terms of a text in order of first appearance (never a raw string to a parser)."""
+    seen: dict[str, None] = {}
+    for term in text_terms(text):
+        seen.setdefault(term, None)
+    return list(seen)[:MAX_QUERY_TERMS]
+
+
+def live_head(index: MemoryIndex, record: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    """Follow `supersedes` links backwards from a superseded memory to its live successor, if any."""
+    chain: list[str] = []
+    current = record
+    for _ in range(MAX_CHAIN):
+        if current["status"] == "active":
+            return current, chain
+        if current["status"] == "forgotten":
+            return None, chain
+        chain.append(current["id"])
+        successors = [
+            r
+            for r in index.linking_to(current["id"])
+            if r["status"] != "forgotten"
+            and any(link["type"] == "supersedes" and link["target"] == current["id"] for link in r["links"])
+        ]
+        if not successors:
+            return None, chain
+        successors.sort(key=lambda r: (r["status"] != "active", r["updated"]), reverse=False)
+        current = successors[0]
+    return None, chain
+
+
+def _belongs(record: dict[str, Any], project: str) -> bool:
+    return record.get("scope") != "private" or not record.get("project") or record["project"] == project
+
+
+def search(
+    index: MemoryIndex,
+    text: str,
+    *,
+    limit: int | None = None,
+    exclude: Collection[str] = (),
+    rules: dict[str, Any] | None = None,
+    related: bool = True,
+) -> SearchResult:
+    rules = rules or load_rules("search", index.paths.root)
+    cut = rules.get("cut", {})
+    max_hits = int(limit if limit is not None else cut.get("max_hits", 8))
+    terms = query_terms(text)
+    raw = index.search(terms, dict(rules.get("boost", {"title": 2.0, "body": 1.0})), int(cut.get("candidates", 40)))
+    project = str(index.paths.root)
+    candidates: list[Candidate] = []
+    ranked: dict[str, Hit] = {}
+    for score, record in raw:
+        if not _belongs(record, project):
+            candidates.append(Candidate(record["id"], record["title"], score, "OTHER_PROJECT", record["project"]))
+            continue
+        head = record
+        if record["status"] != "active":
+            head, chain = live_head(index, record)
+            if head is None:
+                candidates.append(Candidate(record["id"], record["title"], score, "SUPERSEDED_NO_SUCCESSOR"))
+                continue
+            candidates.append(
+                Candidate(record["id"], record["title"], score, "SUPERSEDED_SUCCESSOR_AVAILABLE", head["id"])
+            )
+            if not _belongs(head, project):
+                continue
+            hit = ranked.get(head["id"])
+            if hit is None:
+                ranked[head["id"]] = Hit(head, score, list(chain))
+            else:
+                hit.score = max(hit.score, score)
+                hit.superseding.extend(c for c in chain if c not in hit.superseding)
+            continue
+        hit = ranked.get(record["id"])
+        if hit is None:
+            ranked[record["id"]] = Hit(record, score)
+        else:
+            hit.score = max(hit.score, score)
+    ordered = sorted(ranked.values(), key=lambda h: (-h.score, h.id))
+    wanted = set(terms)
+    for hit in ordered:
+        present = set(text_terms(f"{hit.record['title']} {hit.record['body']} {' '.join(hit.record['tags'])}"))
+        hit.matched = [t for t in terms if t in present and t in wanted]
+    top = ordered[0].score if ordered else 0.0
+    cliff = max(float(cut.get("min_score", 0.0)), top * float(cut.get("cliff_ratio", 0.0)))
+    hits: list[Hit] = []
+    for hit in ordered:
+        if hit.score < float(cut.get("min_score", 0.0)):
+            disposition = "BELOW_FLOOR"
+        elif hit.score < cliff:
+            disposition = "BELOW_CLIFF"
+        elif hit.id in exclude:
+            disposition = "ALREADY_DELIVERED"
+        elif len(hits) >= max_hits:
+            disposition = "OVER_CAP"
+        else:
+            disposition = "ADMITTED"
+            hits.append(hit)
+        candidates.append(Candidate(hit.id, hit.record["title"], hit.score, disposition))
+    appendix = related_appendix(index, hits, rules, exclude) if related and hits else []
+    return SearchResult(terms, hits, appendix, candidates, top, cliff)
+
+
+def related_appendix(
+    index: MemoryIndex, hits: list[Hit], rules: dict[str, Any], exclude: Collection[str] = ()
+) -> list[Related]:
+    """One hop along typed links from the hits, both directions, ordered by edge type, live memories only."""
+    conf = rules.get("related", {})
+    order = {edge: rank for rank, edge in enumerate(conf.get("edge_order", LINK_TYPES))}
+    hit_ids = {hit.id for hit in hits}
+    project = str(index.paths.root)
+    found: dict[str, tuple[tuple[int, int], Related]] = {}
+    for position, hit in enumerate(hits):
+        edges: list[tuple[str, dict[str, Any], str]] = []
+        for link in hit.record.get("links", []):
+            target = index.get(link["target"])
+            if target is not None:
+                edges.append((link["type"], target, "out"))
+        for source in index.linking_to(hit.id):
+            for link in source["links"]:
+                if link["target"] == hit.id:
+                    edges.append((link["type"], source, "in"))
+        for edge, other, direction in edges:
+            other_id = other["id"]
+            if other_id in hit_ids or other_id in exclude or other["status"] != "active":
+                continue
+            if not _belongs(other, project):
+                continue
+            rank = (order.get(edge, len(order)), position)
+            if other_id not in found or rank < found[other_id][0]:
+                found[other_id] = (rank, Related(other, edge, hit.id, direction))
+    ordered = sorted(found.values(), key=lambda item: (item[0], item[1].id))
+    return [related for _, related in ordered[: int(conf.get("max", 5))]]

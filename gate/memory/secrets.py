@@ -1,0 +1,36 @@
+"""Refuse credentials at write time. Patterns are data (rules/secrets.toml); the message names the pattern only,
+never the matched text, so a refused secret does not end up in a terminal log or the audit either."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+from gate.errors import SecretError
+from gate.rules import load_rules
+
+
+@cache
+def _patterns(project_root: Path | None) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    rules = load_rules("secrets", project_root)
+    return tuple((p["name"], re.compile(p["regex"])) for p in rules.get("pattern", []))
+
+
+def find_secret(text: str, project_root: Path | None = None) -> str | None:
+    """The name of the first secret pattern the text matches, or None."""
+    for name, pattern in _patterns(project_root):
+        if pattern.search(text):
+            return name
+    return None
+
+
+def refuse_secrets(fields: dict[str, str], project_root: Path | None = None) -> None:
+    for field_name, text in fields.items():
+        name = find_secret(text, project_root)
+        if name:
+            raise SecretError(
+                f"the {field_name} looks like it contains a secret ({name}); nothing was written",
+                hint="store where the secret lives (e.g. 'the deploy key is in the vault under ci/deploy'), "
+                "never the secret itself",
+            )

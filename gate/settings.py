@@ -1,0 +1,63 @@
+"""Settings for the hot path: the same sources as the CLI's pydantic model, read with the standard library.
+
+Order, later wins: gate.defaults < user config.toml < project .gate/config.toml < GATE_* environment.
+tests/test_config.py checks that this loader and the pydantic model agree.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from gate.defaults import DEFAULTS, LOCATION_KEYS
+from gate.paths import user_config_file
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _coerce(key: str, raw: Any) -> Any:
+    default = DEFAULTS[key]
+    if isinstance(default, bool):
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ValueError(f"{key}: expected on/off, got {raw!r}")
+    if isinstance(default, int):
+        if isinstance(raw, bool):
+            raise ValueError(f"{key}: expected a whole number, got {raw!r}")
+        return int(raw)
+    return raw
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+
+
+def load_settings(project_root: Path | None = None, environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """Resolved settings. Unknown keys are ignored here (the CLI's `gate config check` reports them)."""
+    env = os.environ if environ is None else environ
+    resolved = dict(DEFAULTS)
+    layers = [_read_toml(user_config_file())]
+    if project_root is not None:
+        project_layer = _read_toml(project_root / ".gate" / "config.toml")
+        layers.append({k: v for k, v in project_layer.items() if k not in LOCATION_KEYS})
+    for layer in layers:
+        for key, value in layer.items():
+            if key in DEFAULTS:
+                resolved[key] = _coerce(key, value)
+    for key in DEFAULTS:
+        raw = env.get(f"GATE_{key.upper()}")
+        if raw is not None:
+            resolved[key] = _coerce(key, raw)
+    return resolved

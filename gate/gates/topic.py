@@ -1,0 +1,304 @@
+"""Recall gate: does this prompt shift the session's topic? (hot path, standard library + tantivy)
+
+Deterministic and lexical. A prompt's content terms (gate.textproc: stemmed, stopwords out, identifiers
+split) are compared with a decayed record of the recent prompts' terms plus the path parts of the files the
+last turn touched. When enough of the prompt's weight is new, it is a shift and its strongest terms become
+the memory search. Every threshold and word list is data in rules/topic_shift.toml.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from gate.textproc import expand_identifiers, terms
+
+Rules = Mapping[str, Any]
+
+# Words as the user wrote them, to map a stem back to a readable surface form.
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])")
+_SLASH_COMMAND = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
+_NUMBERS = re.compile(r"^[\s\d.,;:#()\-+/&]*(?:and|or)?[\s\d.,;:#()\-+/&]*$")
+_PATH_SPLIT = re.compile(r"[\\/]+")
+_PATH_PART = re.compile(r"[._\-\s]+")
+
+
+@dataclass
+class TopicRecord:
+    """Recent prompts' terms with weights that decay per prompt; JSON-able for the session ledger."""
+
+    weights: dict[str, float] = field(default_factory=dict)
+    prompts: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        weights = {term: round(weight, 4) for term, weight in self.weights.items()}
+        return {"weights": weights, "prompts": self.prompts}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> TopicRecord:
+        """Tolerates anything: a ledger from another version must not break the gate."""
+        if not isinstance(data, Mapping):
+            return cls()
+        raw = data.get("weights")
+        weights: dict[str, float] = {}
+        if isinstance(raw, Mapping):
+            for term, weight in raw.items():
+                if isinstance(term, str) and isinstance(weight, int | float) and math.isfinite(weight):
+                    weights[term] = float(weight)
+        prompts = data.get("prompts")
+        return cls(weights=weights, prompts=prompts if isinstance(prompts, int) else 0)
+
+    def __bool__(self) -> bool:
+        return bool(self.weights)
+
+
+@dataclass(frozen=True)
+class ShiftVerdict:
+    shift: bool
+    reason: str  # "first_prompt" | "topic_shift" | "no_shift" | "trivial"
+    terms: list[str]  # 3-6 strongest content terms as readable words/phrases, for the search and the message
+    novelty: float
+    stems: list[str] = field(default_factory=list)  # the stems behind `terms`, for a query on the index
+
+
+# ---------------------------------------------------------------------------------------------------------
+# rules
+
+
+def _section(rules: Rules, name: str) -> Mapping[str, Any]:
+    value = rules.get(name, {})
+    return value if isinstance(value, Mapping) else {}
+
+
+def _num(rules: Rules, section: str, key: str, default: float) -> float:
+    value = _section(rules, section).get(key, default)
+    return float(value) if isinstance(value, int | float) else default
+
+
+@cache
+def _stem_set(words: tuple[str, ...]) -> frozenset[str]:
+    out: set[str] = set()
+    for word in words:
+        out.update(terms(word))
+    return frozenset(out)
+
+
+def _weak(rules: Rules) -> frozenset[str]:
+    return _stem_set(tuple(str(w) for w in _section(rules, "terms").get("weak", [])))
+
+
+def _noise(rules: Rules) -> frozenset[str]:
+    return _stem_set(tuple(str(w) for w in _section(rules, "terms").get("noise", [])))
+
+
+@cache
+def _stem_word(word: str) -> tuple[str, ...]:
+    """terms() of one word: its stem, or nothing for a stopword (cached: prompts repeat their words)."""
+    return tuple(terms(word))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# trivial prompts
+
+
+def _normalise(prompt: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[^\w\s'/’]", " ", prompt.lower())).strip()
+
+
+def is_trivial(prompt: str, rules: Rules) -> bool:
+    """An acknowledgement, a choice by number, or a slash command: nothing to search memory for."""
+    text = (prompt or "").strip()
+    if not text or _SLASH_COMMAND.match(text):
+        return True
+    if _NUMBERS.match(text):
+        return True
+    section = _section(rules, "trivial")
+    normal = _normalise(text)
+    if len(normal.replace(" ", "")) <= int(section.get("max_chars", 2)):
+        return True
+    phrases = {_normalise(str(p)) for p in section.get("phrases", [])}
+    if normal in phrases:
+        return True
+    words = normal.split()
+    vocabulary = {str(w).lower() for w in section.get("words", [])}
+    return len(words) <= int(section.get("max_words", 8)) and all(w in vocabulary or w.isdigit() for w in words)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# terms of a prompt and of paths
+
+
+def _is_identifier(word: str) -> bool:
+    """A word textproc splits (camelCase): decided by textproc itself so both agree."""
+    return expand_identifiers(word) != word
+
+
+def _prompt_terms(prompt: str, rules: Rules) -> list[str]:
+    """The prompt's terms; a split identifier counts through its parts only ("reserveAccount" is
+    "reserve" + "account"), so it neither weighs triple nor looks new when its words are known."""
+    limit = int(_num(rules, "shift", "max_prompt_chars", 6000))
+    text = prompt[:limit]
+    wholes = {stem for word in _WORD.findall(text) if _is_identifier(word) for stem in _stem_word(word.lower())}
+    noise = _noise(rules)
+    return [t for t in terms(text) if t not in wholes and t not in noise]
+
+
+def path_terms(paths: Iterable[str], rules: Rules) -> set[str]:
+    """Topic terms of file paths: the last few components, extensions and generic parts dropped."""
+    section = _section(rules, "files")
+    keep = int(section.get("components", 3))
+    ignore = {str(w).lower() for w in section.get("ignore", [])}
+    out: set[str] = set()
+    for path in paths:
+        parts = [p for p in _PATH_SPLIT.split(str(path)) if p][-keep:]
+        for part in parts:
+            stem = part.rsplit(".", 1)[0] if "." in part[1:] else part
+            for piece in _PATH_PART.split(stem):
+                if piece and piece.lower() not in ignore:
+                    out.update(t for t in terms(piece) if t not in ignore)
+    return out
+
+
+def _surface_map(prompt: str, rules: Rules) -> tuple[dict[str, str], list[str | None]]:
+    """stem -> the first word the prompt used for it, and the prompt's word sequence as stems.
+
+    The sequence keeps None for words that are not content (stopwords), so adjacency means adjacency in
+    the prompt ("reserve account" is a phrase; "reserve the account" is not).
+    """
+    limit = int(_num(rules, "shift", "max_prompt_chars", 6000))
+    surface: dict[str, str] = {}
+    sequence: list[str | None] = []
+    for match in _WORD.finditer(prompt[:limit]):
+        word = match.group(0)
+        for piece in _CAMEL.sub(" ", word).split() if _is_identifier(word) else [word]:
+            stem = _stem_word(piece.lower())
+            if stem:
+                surface.setdefault(stem[0], piece.lower())
+            sequence.append(stem[0] if stem else None)
+    return surface, sequence
+
+
+def _known(term: str, context: Mapping[str, float] | set[str], min_prefix: int) -> bool:
+    if term in context:
+        return True
+    if len(term) < min_prefix:
+        return False
+    return any(len(other) >= min_prefix and (other.startswith(term) or term.startswith(other)) for other in context)
+
+
+def _readable(chosen: list[str], surface: Mapping[str, str], sequence: list[str | None], limit: int) -> list[str]:
+    """The chosen stems as words; stems that stand next to each other in the prompt become one phrase."""
+    wanted = set(chosen)
+    phrases: list[list[str]] = []
+    placed: set[str] = set()
+    run: list[str] = []
+    for stem in [*sequence, None]:
+        if stem is not None and stem in wanted and stem not in run:
+            run.append(stem)
+            continue
+        if len(run) > 1 and not placed.intersection(run):
+            phrases.append(run)
+            placed.update(run)
+        run = [stem] if stem is not None and stem in wanted else []
+    out: list[str] = []
+    used: set[str] = set()
+    for stem in chosen:
+        if stem in used:
+            continue
+        phrase = next((p for p in phrases if stem in p), None)
+        group = phrase if phrase else [stem]
+        used.update(group)
+        out.append(" ".join(surface.get(s, s) for s in group))
+        if sum(len(item.split()) for item in out) >= limit:
+            break
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the verdict
+
+
+def assess(
+    prompt: str,
+    record: TopicRecord | None,
+    touched_files: Iterable[str],
+    rules: Rules,
+    previous_text: str = "",
+) -> ShiftVerdict:
+    """Shift or not. `previous_text` (optional): the last assistant reply, whose words a follow-up reuses."""
+    if is_trivial(prompt, rules):
+        return ShiftVerdict(False, "trivial", [], 0.0)
+    weak = _weak(rules)
+    weak_weight = _num(rules, "shift", "weak_weight", 0.25)
+    counts = Counter(_prompt_terms(prompt, rules))
+    if not counts:
+        return ShiftVerdict(False, "trivial", [], 0.0)
+    min_weight = _num(rules, "record", "min_weight", 0.1)
+    min_prefix = int(_num(rules, "shift", "prefix_match_min", 4))
+
+    context: dict[str, float] = {}
+    if record:
+        context.update({t: w for t, w in record.weights.items() if w >= min_weight})
+    for term in path_terms(touched_files, rules):
+        context.setdefault(term, 1.0)
+    for term in terms(previous_text[-4000:]) if previous_text else []:
+        context.setdefault(term, 1.0)
+
+    # Weight per term: repeats count, but sub-linearly (a word said three times is not three topics).
+    weights = {t: (1.0 + math.log(c)) * (weak_weight if t in weak else 1.0) for t, c in counts.items()}
+    new = {t for t in weights if not _known(t, context, min_prefix)}
+    content = [t for t in weights if t not in weak]
+    total = sum(weights.values())
+    novelty = sum(weights[t] for t in new) / total if total else 0.0
+
+    # Strongest terms: new content words first, then known ones; earlier words win ties.
+    order = {t: i for i, t in enumerate(counts)}
+    ranked = sorted(weights, key=lambda t: (-(weights[t] * (1.5 if t in new else 1.0)), order[t]))
+    ranked = [t for t in ranked if t not in weak] or ranked
+    chosen = ranked[:6]
+    surface, sequence = _surface_map(prompt, rules)
+    readable = _readable(chosen, surface, sequence, 6)
+    stems = chosen
+
+    if len(content) < int(_num(rules, "shift", "min_content_terms", 1)):
+        return ShiftVerdict(False, "trivial", readable, round(novelty, 3), stems)
+    if not record:
+        return ShiftVerdict(True, "first_prompt", readable, 1.0, stems)
+    new_content = [t for t in new if t not in weak]
+    shift = novelty >= _num(rules, "shift", "novelty_threshold", 0.5) and len(new_content) >= int(
+        _num(rules, "shift", "min_new_terms", 1)
+    )
+    return ShiftVerdict(shift, "topic_shift" if shift else "no_shift", readable, round(novelty, 3), stems)
+
+
+def update(
+    record: TopicRecord | None, prompt: str, rules: Rules | None = None, touched_files: Iterable[str] = ()
+) -> TopicRecord:
+    """Decay the record one step and add the prompt's terms (and, lighter, the touched files' parts)."""
+    if rules is None:
+        from gate.rules import load_rules
+
+        rules = load_rules("topic_shift")
+    decay = _num(rules, "record", "decay", 0.6)
+    per_prompt = _num(rules, "record", "prompt_weight", 1.0)
+    ceiling = _num(rules, "record", "max_weight", 3.0)
+    file_weight = _num(rules, "record", "file_weight", 0.6)
+    min_weight = _num(rules, "record", "min_weight", 0.1)
+    max_terms = int(_num(rules, "record", "max_terms", 150))
+    weak = _weak(rules)
+
+    weights = {t: w * decay for t, w in (record.weights if record else {}).items()}
+    for term in set(_prompt_terms(prompt, rules)):
+        if term not in weak:
+            weights[term] = min(ceiling, weights.get(term, 0.0) + per_prompt)
+    for term in path_terms(touched_files, rules):
+        if term not in weak:
+            weights[term] = min(ceiling, max(weights.get(term, 0.0), file_weight))
+    kept = sorted(((t, w) for t, w in weights.items() if w >= min_weight), key=lambda tw: -tw[1])[:max_terms]
+    return TopicRecord(weights=dict(kept), prompts=(record.prompts if record else 0) + 1)

@@ -1,0 +1,282 @@
+"""The current turn, read from the END of a Claude Code transcript (hot path, standard library only).
+
+A transcript is JSON lines; sessions grow to tens of MB, so the reader seeks backwards in fixed blocks and
+stops at the last real user prompt (or after `max_bytes`): its cost follows the length of the turn, never the
+length of the session. Lines are parsed by their `type`, never by "has a message": attachment, system,
+api-request, api-request-blob (which holds injected hook context), queue-operation, last-prompt, cost-state
+and every unknown type are skipped. A torn last line, garbage, non-UTF-8 bytes, a missing file or a directory
+never raise; when nothing can be read the caller's `last_assistant_message` stands in for the turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+BLOCK_SIZE = 64 * 1024
+
+# Tools whose input names a file or directory the turn touched.
+_PATH_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Grep", "Glob"})
+_PATH_KEYS = ("file_path", "path", "notebook_path")
+
+# Cheap pre-filter: only lines whose type may be conversation are worth a json.loads (an api-request-blob
+# line can be megabytes). The CLI writes compact JSON, but tolerate spaces around the colon.
+_CONVERSATION_TYPE = re.compile(rb'"type"\s*:\s*"(?:user|assistant|system)"')
+
+# User lines that are not something the user typed: hook feedback, interruption markers, the output of a
+# local slash command, the caveat the CLI puts before such output.
+_NOT_A_PROMPT = re.compile(
+    r"^\s*(?:Stop hook feedback:|\[Request interrupted by user|<local-command-stdout>|<local-command-stderr>"
+    r"|Caveat: The messages below were generated)"
+)
+# A slash command the user ran: it starts a turn of its own, so it bounds the current one.
+_COMMAND = re.compile(r"<command-name>\s*([^<]*)</command-name>")
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    id: str
+    name: str
+    input: dict[str, Any]
+    seq: int = 0  # position in the turn, shared with ToolResult.seq, so "A happened before B" is decidable
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    tool_use_id: str
+    text: str
+    is_error: bool = False
+    seq: int = 0
+
+
+@dataclass
+class Turn:
+    """What happened since the last real user prompt, in order."""
+
+    prompt: str = ""
+    assistant_texts: list[str] = field(default_factory=list)
+    tool_uses: list[ToolUse] = field(default_factory=list)
+    tool_results: list[ToolResult] = field(default_factory=list)
+    from_fallback: bool = False
+    # True when the read reached the prompt (False: the turn was longer than max_bytes, or the file began).
+    complete: bool = False
+    # How many Stop-hook feedback lines the turn holds (a continuation after a block).
+    hook_feedback: int = 0
+
+    def bash_commands(self) -> list[str]:
+        return [
+            str(use.input.get("command", ""))
+            for use in self.tool_uses
+            if use.name == "Bash" and isinstance(use.input.get("command"), str)
+        ]
+
+    def touched_files(self) -> list[str]:
+        """Files and directories named by the turn's file tools, first touch first, without repeats."""
+        seen: dict[str, None] = {}
+        for use in self.tool_uses:
+            if use.name not in _PATH_TOOLS:
+                continue
+            for key in _PATH_KEYS:
+                value = use.input.get(key)
+                if isinstance(value, str) and value.strip():
+                    seen.setdefault(value.strip(), None)
+        return list(seen)
+
+    def result_for(self, tool_use_id: str) -> ToolResult | None:
+        for result in self.tool_results:
+            if result.tool_use_id == tool_use_id:
+                return result
+        return None
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(self.assistant_texts)
+
+
+def _reverse_lines(path: str, max_bytes: int) -> Iterator[bytes]:
+    """Complete lines of a file, last first, reading at most about max_bytes from its end.
+
+    The first line of the read window is yielded only when it starts at offset 0 (otherwise it is a
+    fragment of a line we did not read whole).
+    """
+    with open(path, "rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        position = end
+        budget = max(max_bytes, 1)
+        # The unfinished start of the window, as blocks newest first: a multi-MB line is joined once, not
+        # re-copied with every block read.
+        carry: list[bytes] = []
+        while position > 0 and budget > 0:
+            size = min(BLOCK_SIZE, position, budget)
+            position -= size
+            budget -= size
+            handle.seek(position)
+            block = handle.read(size)
+            if b"\n" not in block:
+                carry.append(block)
+                continue
+            lines = block.split(b"\n")
+            lines[-1] += b"".join(reversed(carry))
+            carry = [lines[0]]  # may continue further back
+            for line in reversed(lines[1:]):
+                if line.strip():
+                    yield line
+        if position == 0:
+            first = b"".join(reversed(carry))
+            if first.strip():
+                yield first
+
+
+def _block_text(content: Any) -> str:
+    """Text of a message content: a string, or the text blocks of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            str(block.get("text", "")) for block in content if isinstance(block, dict) and block.get("type") == "text"
+        ]
+        return "\n".join(part for part in parts if part)
+    return ""
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    if not _CONVERSATION_TYPE.search(line):
+        return None
+    try:
+        entry = json.loads(line.decode("utf-8", errors="replace"))
+    except ValueError:
+        return None  # a torn last line or garbage
+    return entry if isinstance(entry, dict) else None
+
+
+class _Collector:
+    """Receives the turn's entries newest first and builds the Turn in reading order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, Any]] = []  # newest first
+        self.prompt = ""
+        self.complete = False
+        self.hook_feedback = 0
+
+    def feed(self, entry: dict[str, Any]) -> bool:
+        """Take one entry; True when it is the prompt that opens the turn (reading stops)."""
+        if entry.get("isSidechain") is True:
+            return False  # a subagent's conversation, not this turn's
+        kind = entry.get("type")
+        message = entry.get("message")
+        if kind == "system":
+            # A compaction boundary ends what belongs to the turn; other system lines are noise.
+            if entry.get("subtype") == "compact_boundary":
+                self.complete = True
+                return True
+            return False
+        if not isinstance(message, dict):
+            return False
+        content = message.get("content")
+        if kind == "assistant":
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            if isinstance(content, list):
+                for block in reversed(content):
+                    if isinstance(block, dict):
+                        self.events.append(("assistant", block))
+            return False
+        if kind != "user":
+            return False
+        if isinstance(content, list) and any(
+            isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+        ):
+            for block in reversed(content):
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    self.events.append(("result", block))
+            return False
+        text = _block_text(content)
+        if text.startswith("Stop hook feedback:"):
+            self.hook_feedback += 1
+            return False
+        if entry.get("isCompactSummary") is True:
+            self.complete = True  # the turn began before a compaction; its prompt is summarised away
+            return True
+        if entry.get("isMeta") is True or not text.strip() or _NOT_A_PROMPT.match(text):
+            return False
+        command = _COMMAND.search(text)
+        self.prompt = command.group(1).strip() if command else text
+        self.complete = True
+        return True
+
+    def turn(self) -> Turn:
+        turn = Turn(prompt=self.prompt, complete=self.complete, hook_feedback=self.hook_feedback)
+        for seq, (kind, block) in enumerate(reversed(self.events)):
+            if kind == "result":
+                turn.tool_results.append(
+                    ToolResult(
+                        tool_use_id=str(block.get("tool_use_id", "")),
+                        text=_result_text(block.get("content")),
+                        is_error=block.get("is_error") is True,
+                        seq=seq,
+                    )
+                )
+            elif block.get("type") == "text":
+                text = str(block.get("text", ""))
+                if text.strip():
+                    turn.assistant_texts.append(text)
+            elif block.get("type") == "tool_use":
+                tool_input = block.get("input")
+                turn.tool_uses.append(
+                    ToolUse(
+                        id=str(block.get("id", "")),
+                        name=str(block.get("name", "")),
+                        input=tool_input if isinstance(tool_input, dict) else {},
+                        seq=seq,
+                    )
+                )
+        return turn
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return _block_text(content)
+
+
+def _fallback(last_assistant_message: str | None) -> Turn:
+    texts = [last_assistant_message] if last_assistant_message and last_assistant_message.strip() else []
+    return Turn(assistant_texts=texts, from_fallback=True)
+
+
+def read_turn(
+    transcript_path: str | None, last_assistant_message: str | None = None, max_bytes: int = 4_000_000
+) -> Turn:
+    """The lines after the last real user prompt (and that prompt), read from the end of the transcript.
+
+    Falls back to `last_assistant_message` alone when the transcript is missing or unreadable, and adds
+    it when the file does not (yet) hold it.
+    """
+    if not transcript_path:
+        return _fallback(last_assistant_message)
+    collector = _Collector()
+    try:
+        for line in _reverse_lines(transcript_path, max_bytes):
+            entry = _parse(line)
+            if entry is not None and collector.feed(entry):
+                break
+    except OSError:  # missing, a directory, unreadable
+        return _fallback(last_assistant_message)
+    turn = collector.turn()
+    if last_assistant_message and last_assistant_message.strip() not in turn.text:
+        turn.assistant_texts.append(last_assistant_message)
+    return turn
+
+
+def previous_turn(transcript_path: str | None, max_bytes: int = 4_000_000) -> Turn:
+    """At UserPromptSubmit the new prompt is not in the file yet: its tail is the last completed turn."""
+    return read_turn(transcript_path, None, max_bytes)
+
+
+def previous_turn_files(transcript_path: str | None, max_bytes: int = 4_000_000) -> list[str]:
+    """The files the last completed turn touched ([] on a session's first prompt, when no file exists)."""
+    return previous_turn(transcript_path, max_bytes).touched_files()

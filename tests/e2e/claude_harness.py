@@ -117,6 +117,34 @@ class Run:
         )
 
 
+# Claude Code's own loop guard (2.1.332): after 8 hook-caused continuations, the 9th consecutive Stop block is
+# overridden and the turn ends, with a transcript line {"type":"system","subtype":"informational","content":
+# "A hook blocked the turn from ending 9 consecutive times—overriding and ending turn. …"}.
+STOP_OVERRIDE_TEXT = "consecutive times\u2014overriding and ending turn"
+
+
+def stop_hook_overrides(transcript: list[JSON]) -> list[JSON]:
+    """Transcript lines where Claude Code overrode a blocking Stop hook."""
+    return [
+        line
+        for line in transcript
+        if line.get("type") == "system" and STOP_OVERRIDE_TEXT in str(line.get("content", ""))
+    ]
+
+
+def stop_feedback(transcript: list[JSON]) -> list[str]:
+    """The text of every Stop hook feedback the model got (isMeta user lines), in order."""
+    out: list[str] = []
+    for line in transcript:
+        if line.get("type") != "user" or not line.get("isMeta"):
+            continue
+        content = line.get("message", {}).get("content")
+        text = content if isinstance(content, str) else json.dumps(content)
+        if "Stop hook feedback:" in text:
+            out.append(text)
+    return out
+
+
 def read_jsonl(path: Path) -> list[JSON]:
     if not path.exists():
         return []
@@ -234,14 +262,19 @@ class Claude:
                 f"claude timed out after {timeout}s\nargv: {argv}\nstdout: {stdout[-3000:]}\nstderr: {stderr[-3000:]}"
             ) from None
         seconds = time.monotonic() - started
-        result: JSON | None
+        result: JSON | None = None
+        events: list[JSON] = []
         try:
             parsed: Any = json.loads(stdout) if stdout.strip() else None
-            result = parsed if isinstance(parsed, dict) else None
         except ValueError:
-            result = None
+            parsed = None
+        if isinstance(parsed, dict):
+            result = parsed
+        elif isinstance(parsed, list):  # with --verbose, `json` output is the list of every event
+            events = [e for e in parsed if isinstance(e, dict)]
+            result = next((e for e in reversed(events) if e.get("type") == "result"), None)
         requests = self.server.bodies_since(mark)
-        run = Run(argv, proc.returncode, stdout, stderr, seconds, self.home)
+        run = Run(argv, proc.returncode, stdout, stderr, seconds, self.home, events=events)
         run.turns.append(Turn(prompt, result, requests, seconds))
         self._record(run, f"-p {_short(prompt)}")
         return run.check() if check else run
@@ -399,3 +432,57 @@ def command_hooks(command: str, events: Iterable[str], timeout: int | None = Non
             group["matcher"] = "*"
         hooks[event] = [group]
     return {"hooks": hooks}
+
+
+class GateCli:
+    """The real `gate` console script (next to the test interpreter), run in the test's project and GATE_HOME."""
+
+    def __init__(self, binary: Path, project: Path, gate_home: Path, home: Path) -> None:
+        self.binary = binary
+        self.project = project
+        self.gate_home = gate_home
+        self.home = home
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {k: os.environ[k] for k in _PASSTHROUGH if k in os.environ}
+        env.update({"HOME": str(self.home), "GATE_HOME": str(self.gate_home)})
+        return env
+
+    def run(self, *args: str, cwd: Path | None = None, check: bool = True, stdin: str | None = None) -> Any:
+        proc = subprocess.run(
+            [str(self.binary), *args],
+            cwd=cwd or self.project,
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"gate {' '.join(args)} exited {proc.returncode}\nstdout: {proc.stdout[-2000:]}\n"
+                f"stderr: {proc.stderr[-2000:]}"
+            )
+        return proc
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.run(*args, "--json").stdout)
+
+    def remember(self, title: str, *args: str) -> str:
+        return str(self.json("remember", title, *args)["id"])
+
+    def search(self, query: str) -> JSON:
+        result: JSON = self.json("search", query)
+        return result
+
+    @property
+    def audit_path(self) -> Path:
+        return self.gate_home / "state" / "audit.jsonl"
+
+    def audit(self) -> list[JSON]:
+        return read_jsonl(self.audit_path)
+
+    @property
+    def error_log(self) -> Path:
+        return self.gate_home / "state" / "log" / "errors.log"

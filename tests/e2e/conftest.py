@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from claude_harness import Claude, E2EDirs
+from claude_harness import Claude, E2EDirs, GateCli
 from model_server import ModelServer, Reply
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -155,3 +155,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"{duration:7.2f}s  {outcome:7}  {nodeid}")
         for label, seconds in runs:
             terminalreporter.write_line(f"           {seconds:6.2f}s  claude {label}")
+
+
+@pytest.fixture
+def gate(gate_bin: Path, e2e_dirs: E2EDirs) -> GateCli:
+    """`gate …` in the test's project, with the same HOME and GATE_HOME the CLI's hooks see."""
+    if not gate_bin.is_file():
+        pytest.fail(f"no gate console script at {gate_bin}: install the repo into the test venv", pytrace=False)
+    return GateCli(gate_bin, e2e_dirs.project, e2e_dirs.gate_home, e2e_dirs.home)

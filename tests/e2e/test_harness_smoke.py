@@ -19,7 +19,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from claude_harness import Claude, E2EDirs, command_hooks, read_jsonl, write_settings
+from claude_harness import (
+    Claude,
+    E2EDirs,
+    command_hooks,
+    read_jsonl,
+    stop_feedback,
+    stop_hook_overrides,
+    write_settings,
+)
 from model_server import (
     ModelServer,
     Reply,
@@ -143,6 +151,26 @@ def test_resume_and_compact(claude: Claude, model_server: ModelServer, e2e_dirs:
     assert f"{CONTEXT_MARKER} SessionStart: compact" in tail_text(request)
     sources = [e.get("source") for e in read_jsonl(log) if e["hook_event_name"] == "SessionStart"]
     assert sources[0] == "startup" and "compact" in sources
+
+
+def test_claude_code_overrides_the_ninth_consecutive_stop_block(
+    claude: Claude, model_server: ModelServer, e2e_dirs: E2EDirs
+) -> None:
+    """The CLI's own loop guard, which the write-back gate's cap must stay far below."""
+    hook = e2e_dirs.root / "always_block.py"
+    hook.write_text(
+        "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'decision': 'block', 'reason': 'again'}))\n",
+        encoding="utf-8",
+    )
+    write_settings(e2e_dirs.project, command_hooks(f"{shlex.quote(sys.executable)} {shlex.quote(str(hook))}", ["Stop"]))
+    run = claude.run("go")
+    # The answer, then 8 continuations that each showed the model the feedback; the 9th block is overridden.
+    assert len(run.main_requests) == 9
+    assert sum("Stop hook feedback:\nagain" in tail_text(b) for b in run.main_requests) == 8
+    transcript = run.transcript()
+    # The overridden 9th block is still written to the transcript as feedback, though no model saw it.
+    assert len(stop_feedback(transcript)) == 9
+    assert len(stop_hook_overrides(transcript)) == 1
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace to watch connect() calls")

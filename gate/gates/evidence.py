@@ -1,0 +1,253 @@
+"""Write-back gate: what did this turn decide, fix or learn, and did it already decide about storing it?
+
+Hot path (standard library only). Everything that recognises evidence is data in rules/writeback.toml:
+regexes over the assistant's sentences (code removed, questions and hypotheticals ignored), over the user's
+prompt (lasting preferences, decisions the user made), and over the turn's tools (an edit followed by a
+passing run, in a turn that saw the run fail or was asked for a fix).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from gate.session.transcript import Turn
+
+Rules = Mapping[str, Any]
+
+KINDS = ("decision", "fix", "gotcha", "preference", "learning")
+
+_FENCE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.S)
+_INLINE = re.compile(r"`([^`\n]{0,80})`")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[])|\n+")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    kinds: list[str] = field(default_factory=list)  # ordered subset of KINDS
+    quotes: list[str] = field(default_factory=list)  # at most max_quotes, each at most quote_chars
+    phrase: str = ""  # "a decision and a fix"
+    files: list[str] = field(default_factory=list)  # files the turn edited: anchors for `gate remember --path`
+
+    def __bool__(self) -> bool:
+        return bool(self.kinds)
+
+
+@dataclass(frozen=True)
+class StoreDecision:
+    kind: str  # "stored" | "acknowledged"
+    detail: str  # the command, or the sentence that acknowledged
+    ok: bool = True  # False when the store command's result was an error
+
+
+# ---------------------------------------------------------------------------------------------------------
+# rules
+
+
+def _section(rules: Rules, *path: str) -> Mapping[str, Any]:
+    node: Any = rules
+    for key in path:
+        node = node.get(key, {}) if isinstance(node, Mapping) else {}
+    return node if isinstance(node, Mapping) else {}
+
+
+@cache
+def _compile(patterns: tuple[str, ...], flags: int) -> tuple[re.Pattern[str], ...]:
+    out = []
+    for pattern in patterns:
+        try:
+            out.append(re.compile(pattern, flags))
+        except re.error:
+            continue  # a user's broken override drops one pattern, never the gate
+    return tuple(out)
+
+
+def _patterns(rules: Rules, *path: str, key: str = "patterns", text: bool = True) -> tuple[re.Pattern[str], ...]:
+    raw = _section(rules, *path).get(key, [])
+    items = tuple(str(p) for p in raw) if isinstance(raw, list) else ()
+    # Sentences are prose: case does not matter. Tool output is not ("0 failed" vs "FAILED").
+    return _compile(items, re.IGNORECASE if text else re.MULTILINE)
+
+
+def _limit(rules: Rules, key: str, default: int) -> int:
+    value = _section(rules, "limits").get(key, default)
+    return int(value) if isinstance(value, int) else default
+
+
+# ---------------------------------------------------------------------------------------------------------
+# sentences
+
+
+def sentences(text: str) -> list[str]:
+    """Prose sentences of a text: fenced code removed, inline code unwrapped, one sentence per item."""
+    prose = _INLINE.sub(r"\1", _FENCE.sub(" ", text))
+    out = []
+    for piece in _SENTENCE.split(prose):
+        piece = _SPACE.sub(" ", piece).strip(" -*>#\t")
+        if len(piece) > 3:
+            out.append(piece)
+    return out
+
+
+def _quote(sentence: str, match: re.Match[str], width: int) -> str:
+    if len(sentence) <= width:
+        return sentence
+    start = max(0, min(match.start() - width // 3, len(sentence) - width))
+    piece = sentence[start : start + width - 2].strip()
+    return ("…" if start else "") + piece + ("…" if start + width - 2 < len(sentence) else "")
+
+
+def _first_match(
+    items: Iterable[str], patterns: Sequence[re.Pattern[str]], ignore: Sequence[re.Pattern[str]], skip_questions: bool
+) -> tuple[str, re.Match[str]] | None:
+    for sentence in items:
+        if skip_questions and sentence.rstrip().endswith("?"):
+            continue
+        if any(p.search(sentence) for p in ignore):
+            continue
+        for pattern in patterns:
+            match = pattern.search(sentence)
+            if match:
+                return sentence, match
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# tool evidence of a fix
+
+
+@dataclass(frozen=True)
+class _Run:
+    seq: int
+    command: str
+    passed: bool
+
+
+def _runs(turn: Turn, rules: Rules) -> list[_Run]:
+    commands = _patterns(rules, "fix", "tools", key="run_commands")
+    fails = _patterns(rules, "fix", "tools", key="fail_output", text=False)
+    passes = _patterns(rules, "fix", "tools", key="pass_output", text=False)
+    runs = []
+    for use in turn.tool_uses:
+        command = use.input.get("command")
+        if use.name != "Bash" or not isinstance(command, str) or not any(p.search(command) for p in commands):
+            continue
+        result = turn.result_for(use.id)
+        if result is None:
+            continue
+        output = result.text[-20000:]  # summaries sit at the end of test output
+        failed = result.is_error or any(p.search(output) for p in fails)
+        passed = not failed and (any(p.search(output) for p in passes) or not result.is_error)
+        runs.append(_Run(result.seq, command.strip(), passed))
+    return runs
+
+
+def _edits(turn: Turn, rules: Rules) -> list[tuple[int, str]]:
+    tools = set(_section(rules, "fix", "tools").get("edit_tools", []))
+    out = []
+    for use in turn.tool_uses:
+        if use.name not in tools:
+            continue
+        result = turn.result_for(use.id)
+        if result is not None and result.is_error:
+            continue  # an edit that did not apply changed nothing
+        path = next((use.input.get(k) for k in ("file_path", "notebook_path", "path") if use.input.get(k)), "")
+        out.append((use.seq, str(path)))
+    return out
+
+
+def _short(command: str, width: int = 60) -> str:
+    line = command.splitlines()[0] if command else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str]] | None:
+    """An edit followed by a passing run, in a turn that saw a run fail or was asked to fix something."""
+    edits = _edits(turn, rules)
+    if not edits:
+        return None
+    runs = _runs(turn, rules)
+    first_edit = edits[0][0]
+    passed_after = [r for r in runs if r.passed and r.seq > first_edit]
+    if not passed_after:
+        return None
+    success = passed_after[-1]
+    failed_before = [r for r in runs if not r.passed and r.seq < success.seq]
+    asked = any(p.search(turn.prompt) for p in _patterns(rules, "fix", "tools", key="prompt_asks"))
+    if not failed_before and not asked:
+        return None
+    files = list(dict.fromkeys(path.rsplit("/", 1)[-1] for seq, path in edits if seq < success.seq and path))
+    names = ", ".join(files[:3]) + (" …" if len(files) > 3 else "")
+    section = _section(rules, "fix", "tools")
+    if failed_before:
+        template = str(section.get("quote_recovered", "`{command}` failed, then passed after edits to {files}"))
+    else:
+        template = str(section.get("quote", "edited {files}; `{command}` then passed"))
+    edited = [path for seq, path in edits if seq < success.seq and path]
+    return template.format(command=_short(success.command), files=names or "files"), edited
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the verdicts
+
+
+def _phrase(kinds: Sequence[str], rules: Rules) -> str:
+    names = _section(rules, "phrases")
+    words = [str(names.get(kind, f"a {kind}")) for kind in kinds]
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def find_evidence(turn: Turn, rules: Rules) -> Evidence:
+    """The kinds of memory-worthy things the turn holds, with short quotes showing where."""
+    width = _limit(rules, "quote_chars", 160)
+    text = turn.text[-_limit(rules, "max_text_chars", 20000) :]
+    said = sentences(text)
+    asked = sentences(turn.prompt[:8000])
+    ignore = _patterns(rules, "sentences", key="ignore")
+
+    found: dict[str, str] = {}
+    files: list[str] = []
+    for kind in ("decision", "fix", "gotcha", "learning"):
+        hit = _first_match(said, _patterns(rules, kind), ignore, skip_questions=True)
+        if hit is None and kind == "decision":
+            hit = _first_match(asked, _patterns(rules, kind), ignore, skip_questions=True)
+        if hit:
+            found[kind] = _quote(hit[0], hit[1], width)
+    tool_fix = _tool_fix(turn, rules)
+    if tool_fix:
+        found.setdefault("fix", tool_fix[0])
+        files = tool_fix[1]
+    preference = _first_match(
+        asked, _patterns(rules, "preference"), _patterns(rules, "preference", key="ignore"), skip_questions=True
+    )
+    if preference:
+        found["preference"] = _quote(preference[0], preference[1], width)
+
+    order = [k for k in _section(rules, "phrases").get("order", KINDS) if k in found]
+    order += [k for k in KINDS if k in found and k not in order]
+    if not files:
+        files = [path for _, path in _edits(turn, rules) if path]
+    quotes = [found[k] for k in order][: _limit(rules, "max_quotes", 3)]
+    return Evidence(order, quotes, _phrase(order, rules), list(dict.fromkeys(files)))
+
+
+def find_store_decision(turn: Turn, rules: Rules) -> StoreDecision | None:
+    """A `gate remember|link|forget|edit|import` run in the turn, else an explicit 'nothing to store'."""
+    commands = _patterns(rules, "store", key="commands")
+    for use in turn.tool_uses:
+        command = use.input.get("command")
+        if use.name == "Bash" and isinstance(command, str) and any(p.search(command) for p in commands):
+            result = turn.result_for(use.id)
+            return StoreDecision("stored", command.strip(), ok=not (result is not None and result.is_error))
+    acknowledgements = _patterns(rules, "store", key="acknowledgements")
+    for sentence in sentences(turn.text):
+        for pattern in acknowledgements:
+            if pattern.search(sentence):
+                return StoreDecision("acknowledged", sentence[: _limit(rules, "quote_chars", 160)])
+    return None

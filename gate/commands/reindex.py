@@ -57,5 +57,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"indexed": report.added, "corrupt": [str(c.path) for c in report.corrupt]})
     else:
-        print(f"indexed {report.added} memories" + (f", skipped {len(report.corrupt)} corrupt" if report.corrupt else ""))
+        skipped = f", skipped {len(report.corrupt)} corrupt" if report.corrupt else ""
+        print(f"indexed {report.added} memories{skipped}")
     return 0

@@ -108,10 +108,9 @@ class Store:
 
     def _check(self, memory: Memory, *, new: bool) -> None:
         memory.validate()
-        refuse_secrets(
-            {"title": memory.title, "body": memory.body, "tags": " ".join(memory.tags), "paths": " ".join(memory.paths)},
-            self.paths.root,
-        )
+        texts = {"title": memory.title, "body": memory.body, "tags": " ".join(memory.tags)}
+        texts["paths"] = " ".join(memory.paths)
+        refuse_secrets(texts, self.paths.root)
         if new and self.locate(memory.id) is not None:
             raise ValidationError(f"a memory with id {memory.id!r} exists already")
         for link in memory.links:

@@ -1,0 +1,101 @@
+"""The write-back gate (Stop): a turn that decided, fixed or learned something must decide about memory.
+
+It forces a decision, not a write: storing, or saying it is already saved or not worth keeping, both end
+the turn. It never blocks a Stop that follows its own block (stop_hook_active), never more than the cap
+per session, never on a turn without evidence. The Stop after a block records that block's outcome:
+stored, acknowledged or ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gate.gates.base import HookContext, Outcome
+from gate.gates.evidence import find_evidence, find_store_decision
+from gate.render import clean, gate_command
+from gate.session.ledger import Ledger
+from gate.session.transcript import Turn, read_turn
+
+KIND_FOR_EVIDENCE = {
+    "decision": "decision",
+    "fix": "fix",
+    "gotcha": "gotcha",
+    "preference": "preference",
+    "learning": "finding",
+}
+EDGE_FOR_KIND = {"fix": "fixes", "decision": "relates"}
+
+
+def _read(ctx: HookContext) -> Turn:
+    last = ctx.event.get("last_assistant_message")
+    return read_turn(ctx.transcript_path, last if isinstance(last, str) else None)
+
+
+def _settle_pending(ctx: HookContext, ledger: Ledger, turn: Turn | None) -> str | None:
+    """The outcome of the previous block, now that the agent has had its say."""
+    if not ledger.writeback_pending:
+        return None
+    if turn is None:
+        outcome = "ignored"
+    else:
+        decision = find_store_decision(turn, ctx.rules("writeback"))
+        outcome = decision.kind if decision is not None else "ignored"
+    ledger.writeback_pending = None
+    ledger.writeback_outcomes.append(outcome)
+    return outcome
+
+
+def render(ctx: HookContext, phrase: str, kinds: list[str], quotes: list[str]) -> str:
+    messages = ctx.rules("messages")["writeback"]
+    gate = gate_command()
+    primary = KIND_FOR_EVIDENCE.get(kinds[0], "finding") if kinds else "finding"
+    edge = EDGE_FOR_KIND.get(primary)
+    link_hint = messages["link_hint"].format(edge=edge) if edge else ""
+    lines = [messages["header"].format(what=phrase), messages["evidence"]]
+    lines += [f"  - \"{clean(quote, 200)}\"" for quote in quotes[:3]]
+    lines += [
+        messages["how"],
+        messages["command"].format(gate=gate, kind=primary, link_hint=link_hint),
+        messages["related_hint"],
+        messages["skip"],
+        messages["done"],
+    ]
+    return "\n".join(lines)
+
+
+def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
+    extra: dict[str, Any] = {}
+    turn: Turn | None = None
+    if ledger.writeback_pending:
+        turn = _read(ctx)
+        extra["outcome"] = _settle_pending(ctx, ledger, turn)
+        extra["outcome_of"] = "previous_block"
+    if ctx.event.get("stop_hook_active") is True:
+        return Outcome("allowed", "ALLOW_STOP_ACTIVE", gate="writeback", extra=extra)
+    if ledger.muted or not ctx.settings.get("writeback", True):
+        return Outcome("allowed", "ALLOW_DISABLED", gate="writeback", extra=extra)
+    turn = turn or _read(ctx)
+    rules = ctx.rules("writeback")
+    decision = find_store_decision(turn, rules)
+    if decision is not None:
+        extra["store_decision"] = decision.kind
+        return Outcome("allowed", "ALLOW_ALREADY_STORED", gate="writeback", extra=extra)
+    evidence = find_evidence(turn, rules)
+    if not evidence.kinds:
+        return Outcome("allowed", "ALLOW_NO_SIGNAL", gate="writeback", extra=extra)
+    extra["evidence"] = evidence.kinds
+    cap = int(ctx.settings.get("writeback_cap", 5))
+    if ledger.writeback_blocks >= cap:
+        return Outcome("allowed", "ALLOW_CAPPED", gate="writeback", extra=extra)
+    reason = render(ctx, evidence.phrase, evidence.kinds, evidence.quotes)
+    ledger.writeback_blocks += 1
+    ledger.writeback_pending = {"kinds": evidence.kinds, "block": ledger.writeback_blocks}
+    extra["blocks"] = ledger.writeback_blocks
+    return Outcome(
+        "blocked",
+        "BLOCKED_WRITEBACK",
+        output={"decision": "block", "reason": reason},
+        gate="writeback",
+        chars=len(reason),
+        extra=extra,
+    )

@@ -1,0 +1,151 @@
+"""Front door 1 (hot path): `python -m gate.hook` — read one Claude Code hook event on stdin, let its gate
+decide, print one JSON object or nothing, and audit the evaluation.
+
+Standard library and tantivy only, imported per event. It fails open: any error ends with exit 0, no
+stdout, and one line in the error log. It never blocks a user prompt and never blocks compaction — the
+only event that may answer "block" is Stop, and only through the write-back gate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+MAX_STDIN_BYTES = 64 * 1024 * 1024
+
+HANDLERS: dict[str, tuple[str, str]] = {
+    # event -> (module, function)
+    "UserPromptSubmit": ("gate.gates.recall", "evaluate"),
+    "Stop": ("gate.gates.writeback", "evaluate"),
+    "SessionStart": ("gate.gates.session_start", "on_session_start"),
+    "PreCompact": ("gate.gates.session_start", "on_pre_compact"),
+    "PreToolUse": ("gate.gates.anchors", "evaluate"),
+}
+# Answers that an event may give; anything else is dropped (a bug must not block a prompt or a compaction).
+ALLOWED_OUTPUT: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "UserPromptSubmit": lambda out: set(out) == {"hookSpecificOutput"},
+    "SessionStart": lambda out: set(out) == {"hookSpecificOutput"},
+    "PreToolUse": lambda out: set(out) == {"hookSpecificOutput"}
+    and "permissionDecision" not in out["hookSpecificOutput"],
+    "Stop": lambda out: set(out) <= {"decision", "reason"},
+    "PreCompact": lambda out: False,
+}
+
+
+def _load_handler(event_name: str) -> Callable[..., Any] | None:
+    target = HANDLERS.get(event_name)
+    if target is None:
+        return None
+    import importlib
+
+    module_name, function = target
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name == module_name:
+            return None  # a gate not built in this version
+        raise
+    return getattr(module, function)
+
+
+def run(event: Any, started: float) -> str | None:
+    """Evaluate one parsed event; return the text for stdout (or None). Raises on any failure."""
+    from gate.gates.base import HookContext
+    from gate.paths import ProjectPaths
+    from gate.session.audit import write_audit
+    from gate.session.ledger import open_ledger
+    from gate.settings import load_settings
+
+    if not isinstance(event, dict):
+        raise ValueError("the event is not a JSON object")
+    event_name = event.get("hook_event_name")
+    if not isinstance(event_name, str):
+        raise ValueError("the event has no hook_event_name")
+    handler = _load_handler(event_name)
+    if handler is None:
+        return None
+    session_id = event.get("session_id")
+    if not isinstance(session_id, str) or not session_id:
+        session_id = os.environ.get("CLAUDE_CODE_SESSION_ID") or "no-session"
+    cwd = event.get("cwd")
+    if not isinstance(cwd, str) or not cwd or not os.path.isdir(cwd):
+        cwd = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    paths = ProjectPaths.for_cwd(cwd)
+    settings = load_settings(paths.root)
+    ctx = HookContext(event=event, event_name=event_name, session_id=session_id, paths=paths, settings=settings)
+    with open_ledger(session_id) as ledger:
+        outcome = handler(ctx, ledger)
+    output = outcome.output
+    if output is not None and not ALLOWED_OUTPUT.get(event_name, lambda _: False)(output):
+        raise ValueError(f"{event_name} may not answer with {sorted(output)}")
+    text = json.dumps(output, ensure_ascii=False) if output is not None else None
+    if settings.get("audit", True):
+        record: dict[str, Any] = {
+            "session": session_id,
+            "project": str(paths.root),
+            "event": event_name,
+            "gate": outcome.gate,
+            "decision": outcome.decision,
+            "reason": outcome.reason,
+            "delivered": outcome.delivered,
+            "suppressed": outcome.suppressed,
+            "dropped": outcome.dropped,
+            "chars": outcome.chars,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+        if os.environ.get("GATE_DOCTOR"):
+            record["synthetic"] = True
+        record.update(outcome.extra)
+        write_audit(record, int(settings.get("audit_max_bytes", 20_000_000)))
+    return text
+
+
+def main() -> int:
+    started = time.perf_counter()
+    event_name = "unknown"
+    try:
+        raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+        if len(raw) > MAX_STDIN_BYTES:
+            raise ValueError("the event is larger than gate reads")
+        event = json.loads(raw)
+        if isinstance(event, dict) and isinstance(event.get("hook_event_name"), str):
+            event_name = event["hook_event_name"][:40]
+        text = run(event, started)
+    except BaseException as error:  # fail open: whatever happened, the session goes on
+        _fail_open(event_name, error, started)
+        return 0
+    if text is not None:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BaseException:
+            return 0
+    return 0
+
+
+def _fail_open(event_name: str, error: BaseException, started: float) -> None:
+    try:
+        from gate.session.audit import write_audit, write_error
+
+        write_error(event_name, error)
+        write_audit(
+            {
+                "session": "",
+                "event": event_name,
+                "gate": "",
+                "decision": "failed_open",
+                "reason": "FAILED_OPEN",
+                "error": type(error).__name__,
+                "latency_ms": round((time.perf_counter() - started) * 1000, 2),
+            }
+        )
+    except BaseException:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

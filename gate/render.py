@@ -1,0 +1,93 @@
+"""What the agent reads (hot path): framing, budgets, provenance, and defusing memory text.
+
+Memory text is data, never instructions: it is flattened to single lines, stripped of control characters,
+and any line that imitates gate's own framing ("MEMORY CHECK", "MEMORY SEARCH REQUIRED", a system tag) is
+defused, so a stored memory cannot speak with gate's voice. Every injection is cut to its budget, and
+always below Claude Code's 10,000-character limit (beyond which context is moved to a file).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+HARD_LIMIT_CHARS = 9_500
+CHARS_PER_TOKEN = 4
+TITLE_CHARS = 200
+BODY_CHARS = 400
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_FRAMING = re.compile(r"(?i)(memory\s*(check|search\s*required)|system[-_ ]?reminder|</?\s*(system|memories?)\b)")
+
+
+def budget_chars(tokens: int) -> int:
+    return min(HARD_LIMIT_CHARS, max(200, tokens * CHARS_PER_TOKEN))
+
+
+def clean(text: str, limit: int) -> str:
+    """One line of memory text, safe to place inside gate's framing."""
+    flat = " ".join(_CONTROL.sub(" ", text).split())
+    flat = _FRAMING.sub(lambda m: "«" + m.group(0).replace("<", "").replace(">", "") + "»", flat)
+    flat = flat.replace("<", "‹").replace(">", "›")
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def provenance_mark(record: dict[str, Any]) -> str:
+    source = record.get("source", "agent")
+    scope = record.get("scope", "private")
+    marks = []
+    if source == "human":
+        marks.append("[human]")
+    elif source == "user":
+        marks.append("[user]")
+    if scope == "team":
+        marks.append("[team]")
+    return (" " + " ".join(marks)) if marks else ""
+
+
+def index_line(record: dict[str, Any], *, with_body: bool = False, extra: str = "") -> str:
+    line = (
+        f"- {record['id']} · {record['kind']} · {str(record.get('created', ''))[:10]} · "
+        f"{clean(record['title'], TITLE_CHARS)}{provenance_mark(record)}{extra}"
+    )
+    body = record.get("body") or ""
+    if with_body and body:
+        line += f"\n  {clean(body, BODY_CHARS)}"
+    return line
+
+
+def fit(
+    header: list[str], items: Iterable[tuple[str, str]], footer: list[str], limit: int
+) -> tuple[str, list[str], list[str]]:
+    """Join header, as many (id, text) items as fit in `limit` characters, and footer.
+
+    Returns the text, the ids that made it in, and the ids dropped at the budget (in order)."""
+    used = sum(len(line) + 1 for line in header) + sum(len(line) + 1 for line in footer)
+    lines = list(header)
+    kept: list[str] = []
+    dropped: list[str] = []
+    for memory_id, text in items:
+        if used + len(text) + 1 <= limit and not dropped:
+            lines.append(text)
+            kept.append(memory_id)
+            used += len(text) + 1
+        else:
+            dropped.append(memory_id)
+    return "\n".join([*lines, *footer]), kept, dropped
+
+
+def gate_command() -> str:
+    """How the agent's Bash tool can run gate: plain `gate` if that resolves to this installation."""
+    script = Path(sys.executable).parent / "gate"
+    found = shutil.which("gate", path=os.environ.get("PATH"))
+    if script.exists():
+        if found and Path(found).resolve() == script.resolve():
+            return "gate"
+        return shlex.quote(str(script))
+    return "gate" if found else f"{shlex.quote(sys.executable)} -m gate.cli"

@@ -23,9 +23,9 @@ def add_json_option(parser: argparse.ArgumentParser) -> None:
 
 def open_store(args: argparse.Namespace) -> Store:
     store = Store.for_cwd(getattr(args, "project", None))
-    report = store.catch_up(deep=True)  # the CLI can afford a full stat pass: it catches in-place edits
-    for corrupt in report.corrupt:
-        print(f"gate: warning: skipped {corrupt.path}: {corrupt.reason}", file=sys.stderr)
+    store.catch_up(deep=True)  # the CLI can afford a full stat pass: it catches in-place edits
+    for path, reason in store.index.corrupt_files():
+        print(f"gate: warning: skipped {path}: {reason}", file=sys.stderr)
     return store
 
 

@@ -252,7 +252,7 @@ class MemoryIndex:
                     memory.scope = scope  # the directory decides the scope; a copied file follows its place
             except CorruptMemoryFile as error:
                 report.corrupt.append(error)
-                updated[name] = [*entry.signature(), None]
+                updated[name] = [*entry.signature(), None, error.reason]
                 continue
             except OSError as error:
                 report.corrupt.append(CorruptMemoryFile(directory / name, f"unreadable ({error.strerror})"))
@@ -273,11 +273,11 @@ class MemoryIndex:
         self._wipe()
         return self.catch_up(wait_seconds=30.0)
 
-    def corrupt_files(self) -> list[Path]:
-        """Files the last catch-up could not read (kept in the manifest so they are not re-read each call)."""
+    def corrupt_files(self) -> list[tuple[Path, str]]:
+        """Files the index could not read, with why (kept in the manifest so they are not re-read each call)."""
         scopes = _read_json(self._files_file).get("scopes", {})
         return [
-            self.store_dirs[scope] / name
+            (self.store_dirs[scope] / name, str(entry[4]) if len(entry) > 4 else "unreadable")
             for scope, files in scopes.items()
             if scope in self.store_dirs
             for name, entry in files.items()

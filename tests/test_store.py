@@ -137,7 +137,7 @@ def test_supersession_chain_resolves_to_live_head(gate) -> None:
     ids = [hit["id"] for hit in data["hits"]]
     assert ids == [head]
     assert set(data["hits"][0]["superseding"]) == {first, second}
-    code, out, _ = gate("show", first, "--json")
+    _code, out, _ = gate("show", first, "--json")
     assert json.loads(out)["status"] == "superseded"
 
 
@@ -169,7 +169,7 @@ def test_no_leakage_between_projects_sharing_vocabulary(tmp_path: Path, gate) ->
     # user scope is shared by both projects
     code, out, _ = gate("remember", "Kafka brokers are on port 9093 with TLS", "--scope", "user", "--project", str(a))
     user_id = out.strip()
-    code, out, _ = gate("search", "kafka brokers port", "--json", "--project", str(b))
+    _code, out, _ = gate("search", "kafka brokers port", "--json", "--project", str(b))
     assert user_id in [h["id"] for h in json.loads(out)["hits"]]
 
 
@@ -205,7 +205,7 @@ def test_secrets_are_refused_and_nothing_is_written(gate, project: Path) -> None
         "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
         "-----BEGIN RSA PRIVATE KEY----- MIIEpAIBAAKCAQEA",
     ]:
-        code, out, err = gate("remember", "credential note", "--body", text)
+        code, _out, err = gate("remember", "credential note", "--body", text)
         assert code == 2
         assert "secret" in err
         assert text not in err

@@ -1,0 +1,290 @@
+"""`gate config`: the settings as the CLI sees them, validated by a pydantic-settings model.
+
+Sources, later wins: gate.defaults.DEFAULTS < the user's config.toml < the project's .gate/config.toml <
+GATE_* environment variables. The hooks read the same sources with gate.settings (stdlib, hot path);
+tests/test_config.py holds the two to the same answers. A project's checked-in config may not set a location
+key: where private memories and logs are written is the user's decision, never a repository's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field, ValidationError, create_model
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from gate.defaults import DEFAULTS, LOCATION_KEYS
+from gate.errors import GateError
+from gate.errors import ValidationError as GateValidationError
+from gate.paths import ProjectPaths, user_config_file, user_dirs
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+# An empty value counts as off, as in gate.settings: `GATE_WRITEBACK=` reads as "nothing", i.e. disabled.
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def _to_bool(raw: Any) -> Any:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, int | str):
+        text = str(raw).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+    raise ValueError(f"expected on/off (true, false, yes, no, 1, 0), got {raw!r}")
+
+
+def _to_int(raw: Any) -> Any:
+    if isinstance(raw, bool):
+        raise ValueError(f"expected a whole number, got {raw!r}")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    if isinstance(raw, str):
+        try:
+            return int(raw)
+        except ValueError:
+            pass
+    raise ValueError(f"expected a whole number, got {raw!r}")
+
+
+def _field_type(default: Any) -> Any:
+    """The validated type of a setting, from its default (defaults.py is the one list of settings)."""
+    if isinstance(default, bool):
+        return Annotated[bool, BeforeValidator(_to_bool)]
+    if isinstance(default, int):
+        # Every whole-number setting is a count, a budget, a size or an age: none can be negative.
+        return Annotated[int, BeforeValidator(_to_int), Field(ge=0)]
+    return type(default)
+
+
+class _GateConfigBase(BaseSettings):
+    model_config = SettingsConfigDict(extra="forbid", validate_default=True)
+
+
+GateConfig: type[_GateConfigBase] = create_model(  # type: ignore[call-overload]
+    "GateConfig",
+    __base__=_GateConfigBase,
+    **{key: (_field_type(value), value) for key, value in DEFAULTS.items()},
+)
+
+
+# --- sources --------------------------------------------------------------------------------------------------
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as error:
+        raise GateValidationError(f"{path} is not valid TOML: {error}", "fix the file, then run this again") from None
+    except OSError as error:
+        raise GateValidationError(f"cannot read {path}: {error.strerror}") from None
+
+
+def env_layer(environ: Mapping[str, str]) -> dict[str, str]:
+    """GATE_<SETTING> variables, exactly as gate.settings reads them (upper case; other GATE_* are not settings)."""
+    return {key: environ[f"GATE_{key.upper()}"] for key in DEFAULTS if f"GATE_{key.upper()}" in environ}
+
+
+class _LayerSource(PydanticBaseSettingsSource):
+    """One already-read layer handed to pydantic-settings, so its precedence machinery does the merging."""
+
+    def __init__(self, settings_cls: type[BaseSettings], values: dict[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self.values = values
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.values.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
+class Layer:
+    """A named source of settings, as `gate config show` reports it."""
+
+    def __init__(self, label: str, values: dict[str, Any], path: Path | None = None) -> None:
+        self.label = label
+        self.values = values
+        self.path = path
+
+
+def _check_keys(layer: Layer, is_project: bool) -> None:
+    for key in layer.values:
+        if key in LOCATION_KEYS:
+            if is_project:
+                raise GateValidationError(
+                    f"{layer.path} sets {key!r}: a project's config may not move where gate keeps private "
+                    "memories, state and logs",
+                    f"remove {key!r} from {layer.path}; to relocate gate's state for yourself, set GATE_HOME",
+                )
+            raise GateValidationError(
+                f"{layer.path} sets {key!r}, which is not a setting: gate's locations follow the platform's "
+                "directories",
+                "set GATE_HOME to keep all of gate's state under one directory",
+            )
+        if key not in DEFAULTS:
+            raise GateValidationError(
+                f"{layer.path}: unknown setting {key!r}",
+                f"known settings: {', '.join(sorted(DEFAULTS))}",
+            )
+
+
+def _validators() -> dict[str, Callable[[Any], Any]]:
+    return {
+        key: (_to_bool if isinstance(value, bool) else _to_int if isinstance(value, int) else lambda raw: raw)
+        for key, value in DEFAULTS.items()
+    }
+
+
+def _check_values(layer: Layer) -> None:
+    """Every layer's values are checked, not only the winning ones, as gate.settings reads every layer too."""
+    validators = _validators()
+    for key, raw in layer.values.items():
+        where = f"GATE_{key.upper()}" if layer.path is None else f"{layer.path}: {key}"
+        try:
+            value = validators[key](raw)
+        except ValueError as error:
+            raise GateValidationError(f"{where}: {error}") from None
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            raise GateValidationError(f"{where}: must not be negative, got {raw!r}")
+
+
+def layers(project_root: Path | None, environ: Mapping[str, str] | None = None) -> list[Layer]:
+    """The sources in precedence order (last wins), read and checked."""
+    env = os.environ if environ is None else environ
+    user_path = user_config_file()
+    result = [Layer("default", dict(DEFAULTS)), Layer(f"user config {user_path}", read_toml(user_path), user_path)]
+    _check_keys(result[1], is_project=False)
+    if project_root is not None:
+        project_path = ProjectPaths.for_cwd(project_root).project_config
+        project = Layer(f"project config {project_path}", read_toml(project_path), project_path)
+        _check_keys(project, is_project=True)
+        result.append(project)
+    result.append(Layer("environment", env_layer(env)))
+    for layer in result[1:]:
+        _check_values(layer)
+    return result
+
+
+def load_config(
+    project_root: Path | None, environ: Mapping[str, str] | None = None
+) -> tuple[_GateConfigBase, dict[str, str]]:
+    """The validated settings and, for each, the source its value came from."""
+    ordered = layers(project_root, environ)
+
+    class _Bound(GateConfig):  # type: ignore[misc, valid-type]
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            # pydantic-settings gives the first source precedence; ours are listed lowest first.
+            return tuple(_LayerSource(settings_cls, layer.values) for layer in reversed(ordered[1:]))
+
+    try:
+        config = _Bound()
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise GateValidationError(f"invalid settings: {problems}") from None
+    provenance = {}
+    for key in DEFAULTS:
+        label = next(layer.label for layer in reversed(ordered) if key in layer.values)
+        provenance[key] = f"GATE_{key.upper()}" if label == "environment" else label
+    return config, provenance
+
+
+def check(project_root: Path | None) -> list[str]:
+    """Problems with the settings, as messages (empty when they are valid); used by `gate doctor`."""
+    try:
+        load_config(project_root)
+    except GateError as error:
+        return [str(error) + (f" ({error.hint})" if error.hint else "")]
+    return []
+
+
+# --- command --------------------------------------------------------------------------------------------------
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "config",
+        help="show, locate or check gate's settings",
+        description=(
+            "show: every setting, its value and where it came from (default < user config < project "
+            ".gate/config.toml < GATE_* environment). path: where the config files and gate's state live. "
+            "check: validate the settings; exits non-zero when they are invalid."
+        ),
+    )
+    parser.add_argument("action", nargs="?", choices=("show", "path", "check"), default="show")
+    parser.add_argument("--project", metavar="DIR", help="the project (default: the project of the cwd)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run)
+
+
+def _paths_report(project_root: Path) -> dict[str, Any]:
+    dirs = user_dirs()
+    project = ProjectPaths.for_cwd(project_root)
+    return {
+        "user_config": str(user_config_file()),
+        "user_config_exists": user_config_file().is_file(),
+        "project_config": str(project.project_config),
+        "project_config_exists": project.project_config.is_file(),
+        "gate_home": os.environ.get("GATE_HOME") or None,
+        "dirs": {name: str(getattr(dirs, name)) for name in ("config", "data", "state", "cache", "log")},
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.project is not None and not Path(args.project).is_dir():
+        raise GateError(f"--project {args.project}: no such directory")
+    root = ProjectPaths.for_cwd(args.project).root
+    if args.action == "path":
+        report = _paths_report(root)
+        if args.json:
+            print(json.dumps(report, indent=2))
+        else:
+            for name in ("user_config", "project_config"):
+                state = "" if report[f"{name}_exists"] else "  (not there: defaults apply)"
+                print(f"{name.replace('_', ' ')}: {report[name]}{state}")
+            if report["gate_home"]:
+                print(f"GATE_HOME: {report['gate_home']}")
+            for name, path in report["dirs"].items():
+                print(f"{name} dir: {path}")
+        return 0
+    if args.action == "check":
+        problems = check(root)
+        if args.json:
+            print(json.dumps({"ok": not problems, "errors": problems}, indent=2))
+        elif problems:
+            for problem in problems:
+                print(f"error: {problem}")
+        else:
+            print("settings are valid")
+        return 1 if problems else 0
+    config, provenance = load_config(root)
+    values = config.model_dump()
+    if args.json:
+        print(json.dumps({"settings": values, "sources": provenance}, indent=2))
+    else:
+        width = max(map(len, values))
+        for key, value in values.items():
+            shown = json.dumps(value) if not isinstance(value, bool) else ("on" if value else "off")
+            print(f"{key.ljust(width)}  {shown}  ({provenance[key]})")
+    return 0

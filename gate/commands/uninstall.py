@@ -1,0 +1,49 @@
+"""`gate uninstall`: remove exactly gate's hook entries (found by their marker) and nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gate.install import commands, files
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "uninstall",
+        help="remove gate's hooks from Claude Code settings",
+        description=(
+            "Remove gate's hook entries (recognised by their `# memory-gate` marker) from a settings file, "
+            "with any event list or matcher group that only they filled. Everything else stays byte for byte; "
+            "the previous file is backed up under gate's state directory. Memories are not touched."
+        ),
+    )
+    parser.add_argument(
+        "--scope",
+        choices=(*files.SCOPES, "all"),
+        default="project",
+        help="which settings file (default: project; all: every scope)",
+    )
+    parser.add_argument("--project", metavar="DIR", help="the project (default: the project of the cwd)")
+    parser.add_argument("--dry-run", action="store_true", help="print the diff that would be applied; write nothing")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    root = commands.resolve_project(args.project)
+    scopes = files.SCOPES if args.scope == "all" else (args.scope,)
+    # Plan every scope first: an invalid file anywhere refuses the whole command before anything is written.
+    plans = [commands.plan_uninstall(scope, root) for scope in scopes]
+    for plan in plans:
+        if not plan.changes:
+            print(f"no gate hooks in {plan.path}")
+            continue
+        if args.dry_run:
+            sys.stdout.write(plan.diff())
+            continue
+        result = commands.apply(plan)
+        action = "removed the file (gate had created it)" if result.removed else "removed gate's hooks"
+        print(f"{plan.path}: {action}")
+        if result.backup:
+            print(f"previous file saved as {result.backup}")
+    return 0

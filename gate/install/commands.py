@@ -1,0 +1,126 @@
+"""The work behind `gate install` and `gate uninstall`, separate from argparse so tests can call it."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gate.errors import GateError
+from gate.install import files, jsonedit, wiring
+from gate.paths import project_root
+
+
+def resolve_project(directory: str | None) -> Path:
+    if directory is not None and not Path(directory).is_dir():
+        raise GateError(f"--project {directory}: no such directory")
+    return project_root(directory)
+
+
+@dataclass
+class Plan:
+    """What a command would do to one settings file."""
+
+    scope: str
+    path: Path
+    before: str | None
+    after: str | None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changes(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        return files.unified_diff(self.path, self.before, self.after)
+
+
+def check_interpreter(python: str) -> None:
+    path = Path(python)
+    if not path.is_absolute():
+        raise GateError(f"the hook interpreter must be an absolute path, got {python!r}")
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise GateError(
+            f"the hook interpreter {python} does not exist or is not executable",
+            "pass --python with the python of the environment gate is installed in",
+        )
+
+
+def plan_install(scope: str, root: Path, python: str) -> Plan:
+    path = files.settings_path(scope, root)
+    before = files.read_text(path)
+    if before is not None and before.strip():
+        files.check_json(path, before)
+    try:
+        after = wiring.merge(before, python)
+    except wiring.SettingsShapeError as error:
+        raise GateError(
+            f"{path}: {error}; nothing was changed",
+            'Claude Code expects {"hooks": {"EVENT": [{"hooks": [...]}]}}; fix the file, then run this again',
+        ) from None
+    plan = Plan(scope, path, before, after)
+    if importlib.util.find_spec("gate.hook") is None:
+        plan.notes.append("warning: gate.hook is missing from this installation; the hooks will fail until it is")
+    if scope == "project":
+        plan.notes.append(
+            f"note: {path.name} is usually committed, and the hooks name this machine's interpreter ({python}); "
+            "teammates should install gate themselves (the plugin, or `gate install --scope local`)"
+        )
+    plan.notes.extend(_other_wiring_notes(scope, root, python))
+    return plan
+
+
+def _other_wiring_notes(scope: str, root: Path, python: str) -> list[str]:
+    """Warn when gate is already wired elsewhere with another command: Claude Code would run both."""
+    notes = []
+    command = wiring.hook_command(python)
+    for other, path in files.all_settings_paths(root).items():
+        if other == scope or path == files.settings_path(scope, root):
+            continue
+        text = files.read_text(path)
+        if not text:
+            continue
+        try:
+            data = jsonedit.loads_strict(text.removeprefix("\ufeff"))
+        except jsonedit.JSONSyntaxError:
+            continue
+        commands = {entry.command for entry in wiring.find_gate_entries(data)}
+        if commands - {command}:
+            notes.append(
+                f"warning: {path} ({other} scope) also wires gate with another command, so each hook would run "
+                f"twice; remove one with `gate uninstall --scope {other}`"
+            )
+    return notes
+
+
+def plan_uninstall(scope: str, root: Path) -> Plan:
+    path = files.settings_path(scope, root)
+    before = files.read_text(path)
+    if before is None:
+        return Plan(scope, path, None, None)
+    if not before.strip():
+        return Plan(scope, path, before, before)
+    files.check_json(path, before)
+    after: str | None = wiring.unmerge(before)
+    emptied = after != before and jsonedit.loads_strict(after.removeprefix("\ufeff")) == {}
+    if emptied and files.was_created(path):
+        # An empty object is what gate's own install left of a file it created: remove the file again.
+        after = None
+    return Plan(scope, path, before, after)
+
+
+def apply(plan: Plan) -> files.WriteResult:
+    parent_existed = plan.path.parent.exists()
+    result = files.replace_text(plan.path, plan.before, plan.after)
+    if result.changed and plan.before is None:
+        files.remember_created(plan.path)
+        if not parent_existed:
+            files.remember_created(plan.path.parent)
+    if result.removed:
+        files.forget_created(plan.path)
+        if files.forget_created(plan.path.parent):
+            with contextlib.suppress(OSError):  # not empty: someone else put files there since
+                plan.path.parent.rmdir()
+    return result

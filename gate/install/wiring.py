@@ -1,0 +1,238 @@
+"""What gate wires into a Claude Code settings file, and how it is added and removed again.
+
+Gate's hook entries are recognised by a marker at the end of their command (a shell comment, as pre-commit
+marks the hook scripts it writes): `uninstall` removes exactly those entries and whatever container only they
+filled, and nothing else. Claude Code runs hook commands with `/bin/sh -c`, so the comment is inert.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gate.install import jsonedit
+
+MARKER = "# memory-gate"
+_MARKER_RE = re.compile(r"#\s*memory-gate\s*$")
+
+# Every event the hook entry dispatches on, with the matcher that selects it and a timeout in seconds.
+# UserPromptSubmit sits far under Claude Code's 30 s default: a recall that slow is a bug, and a prompt must
+# never wait on it. Matchers: tool names for PreToolUse, `source` for SessionStart; the others take none.
+TOOL_MATCHER = "Read|Edit|Write|MultiEdit|NotebookEdit|Grep|Glob|Bash"
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    event: str
+    matcher: str | None
+    timeout: int
+
+
+EVENTS: tuple[EventSpec, ...] = (
+    EventSpec("SessionStart", "startup|resume|clear|compact", 10),
+    EventSpec("UserPromptSubmit", None, 10),
+    EventSpec("PreToolUse", TOOL_MATCHER, 5),
+    EventSpec("Stop", None, 10),
+    EventSpec("PreCompact", None, 10),
+)
+EVENT_NAMES: tuple[str, ...] = tuple(spec.event for spec in EVENTS)
+
+
+def default_python() -> str:
+    """The interpreter running gate now, unresolved: a venv's bin/python is a symlink that must stay one."""
+    executable = sys.executable
+    if not executable or not Path(executable).is_absolute():
+        from gate.errors import GateError
+
+        raise GateError(
+            "cannot tell which Python interpreter runs gate (sys.executable is empty)",
+            "run gate from its virtual environment, e.g. .venv/bin/gate install",
+        )
+    return executable
+
+
+def hook_command(python: str) -> str:
+    """The command for every event: the hook entry under an absolute interpreter, so no PATH is needed.
+
+    `-P` keeps the session's cwd off sys.path: a project with its own `gate/` package must not shadow gate.
+    """
+    return f"{shlex.quote(python)} -P -m gate.hook {MARKER}"
+
+
+def is_gate_command(command: Any) -> bool:
+    return isinstance(command, str) and bool(_MARKER_RE.search(command))
+
+
+def interpreter_of(command: str) -> str | None:
+    """The interpreter a gate command runs (the first shell word), or None when it cannot be read."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        return None
+    return words[0] if words else None
+
+
+def desired_groups(python: str) -> dict[str, dict[str, Any]]:
+    """Gate's matcher group for each event, in the order Claude Code's docs list the keys."""
+    command = hook_command(python)
+    groups: dict[str, dict[str, Any]] = {}
+    for spec in EVENTS:
+        group: dict[str, Any] = {}
+        if spec.matcher is not None:
+            group["matcher"] = spec.matcher
+        group["hooks"] = [{"type": "command", "command": command, "timeout": spec.timeout}]
+        groups[spec.event] = group
+    return groups
+
+
+# --- reading a settings document -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateEntry:
+    """One of gate's hook entries as found in a settings file."""
+
+    event: str
+    group_index: int
+    hook_index: int
+    command: str
+    group: dict[str, Any]
+
+
+def find_gate_entries(data: Any) -> list[GateEntry]:
+    """Every hook entry carrying gate's marker, whatever group it sits in."""
+    found: list[GateEntry] = []
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict):
+        return found
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            continue
+        for group_index, group in enumerate(groups):
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(entries, list):
+                continue
+            for hook_index, entry in enumerate(entries):
+                if isinstance(entry, dict) and is_gate_command(entry.get("command")):
+                    found.append(GateEntry(event, group_index, hook_index, entry["command"], group))
+    return found
+
+
+def is_installed_exactly(data: Any, python: str) -> bool:
+    """True when the document holds gate's desired groups and no other gate entry."""
+    desired = desired_groups(python)
+    entries = find_gate_entries(data)
+    if len(entries) != len(desired):
+        return False
+    return all(entry.event in desired and entry.group == desired[entry.event] for entry in entries)
+
+
+# --- editing ------------------------------------------------------------------------------------------------
+
+
+class SettingsShapeError(ValueError):
+    """The document is JSON but not shaped like a settings file where gate must write."""
+
+
+@dataclass
+class Document:
+    """A settings file's text, edited in place (a UTF-8 byte order mark is kept aside and put back)."""
+
+    text: str
+    bom: str = ""
+
+    @classmethod
+    def from_text(cls, text: str) -> Document:
+        if text.startswith("\ufeff"):
+            return cls(text[1:], "\ufeff")
+        return cls(text)
+
+    def full_text(self) -> str:
+        return self.bom + self.text
+
+    def root(self) -> jsonedit.Node:
+        return jsonedit.parse(self.text)
+
+    def data(self) -> Any:
+        return jsonedit.loads_strict(self.text)
+
+
+def _remove_one_gate_entry(doc: Document) -> bool:
+    """Remove the first gate entry and any container it alone filled; False when none is left."""
+    data = doc.data()
+    entries = find_gate_entries(data)
+    if not entries:
+        return False
+    entry = entries[0]
+    root = doc.root()
+    hooks_node = root.member("hooks")
+    assert hooks_node is not None
+    event_index = hooks_node.member_index(entry.event)
+    groups_node = hooks_node.children[event_index]
+    group_node = groups_node.children[entry.group_index]
+    entries_node = group_node.member("hooks")
+    assert entries_node is not None
+    if len(entries_node.children) > 1:
+        doc.text = jsonedit.remove_child(doc.text, entries_node, entry.hook_index)
+    elif len(groups_node.children) > 1:
+        doc.text = jsonedit.remove_child(doc.text, groups_node, entry.group_index)
+    elif len(hooks_node.children) > 1:
+        doc.text = jsonedit.remove_child(doc.text, hooks_node, event_index)
+    else:
+        doc.text = jsonedit.remove_child(doc.text, root, root.member_index("hooks"))
+    return True
+
+
+def unmerge(text: str) -> str:
+    """The text without any of gate's entries; every other byte is kept."""
+    doc = Document.from_text(text)
+    doc.data()  # raises JSONSyntaxError before anything else
+    while _remove_one_gate_entry(doc):
+        pass
+    return doc.full_text()
+
+
+def _check_shape(data: Any) -> None:
+    if not isinstance(data, dict):
+        raise SettingsShapeError("the top level is not a JSON object")
+    hooks = data.get("hooks")
+    if hooks is None:
+        return
+    if not isinstance(hooks, dict):
+        raise SettingsShapeError('"hooks" is not an object')
+    for spec in EVENTS:
+        groups = hooks.get(spec.event)
+        if groups is not None and not isinstance(groups, list):
+            raise SettingsShapeError(f'"hooks.{spec.event}" is not a list')
+
+
+def merge(text: str | None, python: str) -> str:
+    """The text with gate's groups wired in: unchanged when they already are, else old entries replaced."""
+    if text is None or not text.strip():
+        fresh = {"hooks": {event: [group] for event, group in desired_groups(python).items()}}
+        return jsonedit.render(fresh, "", "  ", True) + "\n"
+    doc = Document.from_text(text)
+    data = doc.data()
+    _check_shape(data)
+    if is_installed_exactly(data, python):
+        return text
+    while _remove_one_gate_entry(doc):
+        pass
+    root = doc.root()
+    unit = jsonedit.detect_indent_unit(doc.text, root)
+    for event, group in desired_groups(python).items():
+        root = doc.root()
+        hooks_node = root.member("hooks")
+        if hooks_node is None:
+            doc.text = jsonedit.append_child(doc.text, root, {event: [group]}, unit, key="hooks")
+            continue
+        groups_node = hooks_node.member(event)
+        if groups_node is None:
+            doc.text = jsonedit.append_child(doc.text, hooks_node, [group], unit, key=event)
+        else:
+            doc.text = jsonedit.append_child(doc.text, groups_node, group, unit)
+    return doc.full_text()

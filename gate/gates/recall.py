@@ -89,6 +89,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     related = result.related if hits == result.hits else [
         r for r in result.related if r.from_id in {h.id for h in hits}
     ]
+    extra["related"] = [{"id": r.id, "edge": r.edge, "from": r.from_id} for r in related]  # for `gate trace`
     messages = ctx.rules("messages")["recall"]
     if forced == "compaction":
         reason_code, reason_text = "FIRED_AFTER_COMPACTION", messages["reason_compact"]

@@ -79,11 +79,13 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     decision = find_store_decision(turn, rules)
     if decision is not None:
         extra["store_decision"] = decision.kind
+        extra["store_detail"] = clean(decision.detail, 160)  # for `gate trace`: what counted as storing
         return Outcome("allowed", "ALLOW_ALREADY_STORED", gate="writeback", extra=extra)
     evidence = find_evidence(turn, rules)
     if not evidence.kinds:
         return Outcome("allowed", "ALLOW_NO_SIGNAL", gate="writeback", extra=extra)
     extra["evidence"] = evidence.kinds
+    extra["evidence_quotes"] = [clean(q, 160) for q in evidence.quotes[:3]]  # bounded, for `gate trace`
     cap = int(ctx.settings.get("writeback_cap", 5))
     if ledger.writeback_blocks >= cap:
         return Outcome("allowed", "ALLOW_CAPPED", gate="writeback", extra=extra)

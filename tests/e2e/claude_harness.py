@@ -145,6 +145,20 @@ def stop_feedback(transcript: list[JSON]) -> list[str]:
     return out
 
 
+def hook_contexts(transcript: list[JSON], event: str | None = None) -> list[str]:
+    """additionalContext texts the transcript recorded (attachment lines of type hook_additional_context)."""
+    out: list[str] = []
+    for line in transcript:
+        attachment = line.get("attachment") if line.get("type") == "attachment" else None
+        if not isinstance(attachment, dict) or attachment.get("type") != "hook_additional_context":
+            continue
+        if event is not None and attachment.get("hookEvent") != event:
+            continue
+        content = attachment.get("content")
+        out.extend(str(c) for c in content) if isinstance(content, list) else out.append(str(content))
+    return out
+
+
 def read_jsonl(path: Path) -> list[JSON]:
     if not path.exists():
         return []

@@ -168,6 +168,20 @@ def has_tool_result(body: JSON) -> bool:
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
+def last_tool_use(body: JSON) -> JSON | None:
+    """The newest tool_use block the model sent (in the conversation the request carries)."""
+    for message in reversed(body.get("messages", [])):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            for block in reversed(content):
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    return block
+        return None
+    return None
+
+
 _COMPACTION_MARKERS = (
     "create a detailed summary of the conversation",
     "Your task is to create a detailed summary",
@@ -208,6 +222,22 @@ def request_contains(needle: str) -> Matcher:
 def after_tool_result(needle: str = "") -> Matcher:
     """The last user message holds a tool result (whose text contains needle, when given)."""
     return lambda body: has_tool_result(body) and needle in last_user_text(body)
+
+
+def after_tool_call(name: str, input_contains: str = "") -> Matcher:
+    """The model's last message called tool `name` (its input containing input_contains) and this request
+    carries the result."""
+
+    def match(body: JSON) -> bool:
+        use = last_tool_use(body)
+        return (
+            has_tool_result(body)
+            and use is not None
+            and use.get("name") == name
+            and input_contains in json.dumps(use.get("input", {}))
+        )
+
+    return match
 
 
 def main_loop(matcher: Matcher | None = None) -> Matcher:

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -178,7 +179,9 @@ def test_traffic_stays_on_loopback(claude: Claude, model_server: ModelServer, e2
     trace = e2e_dirs.root / "strace.txt"
     argv = ["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(trace)]
     argv += [str(claude.binary), "-p", "hello", "--output-format", "json"]
+    started = time.monotonic()
     proc = subprocess.run(argv, cwd=claude.project, env=claude.env, capture_output=True, text=True, timeout=120)
+    claude.timings.append(("-p hello (under strace)", time.monotonic() - started))
     assert proc.returncode == 0, proc.stderr[-2000:]
     inet = [line for line in trace.read_text().splitlines() if "AF_INET" in line]
     assert inet, "expected at least the connection to the model server"

@@ -1,0 +1,242 @@
+"""Each hook entry driven as Claude Code drives it: real stdin JSON, real transcript JSONL, a fresh process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "data"))
+from cli_transcript import Transcript
+
+from gate.paths import audit_log_file, error_log_file
+
+Hook = Callable[..., tuple[str, int]]
+
+
+def event(project: Path, name: str, session: str = "sess-1", transcript: Path | None = None, **fields: Any) -> dict:
+    return {
+        "session_id": session,
+        "transcript_path": str(transcript) if transcript else str(project / "missing.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": name,
+        **fields,
+    }
+
+
+def audit() -> list[dict[str, Any]]:
+    path = audit_log_file()
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def context_of(out: str, event_name: str) -> str:
+    data = json.loads(out)
+    assert data["hookSpecificOutput"]["hookEventName"] == event_name
+    return data["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.fixture
+def seeded(gate) -> dict[str, str]:
+    ids = {}
+    for key, args in {
+        "waterfall": ("Reserve account waterfall triggers at 30 days overdue", "--kind", "decision"),
+        "rounding": ("Ledger rounding is banker's rounding (ROUND_HALF_EVEN)", "--kind", "gotcha",
+                     "--body", "Decimal quantize; floats drift"),
+        "directive": ("Never push to main directly; open a pull request", "--kind", "directive"),
+        "task": ("Migrate the billing cron to the scheduler service", "--kind", "task"),
+    }.items():
+        code, out, err = gate("remember", *args)
+        assert code == 0, err
+        ids[key] = out.strip()
+    return ids
+
+
+def test_shift_delivers_the_memory_and_follow_up_does_not_fire(project: Path, seeded, hook: Hook) -> None:
+    out, code = hook(event(project, "UserPromptSubmit", prompt="When does the reserve account waterfall trigger?"))
+    assert code == 0
+    text = context_of(out, "UserPromptSubmit")
+    assert text.startswith("MEMORY SEARCH REQUIRED:")
+    assert "Search memory first for:" in text and "waterfall" in text
+    assert seeded["waterfall"] in text and "30 days overdue" in text
+    assert "show ID" in text
+    out, code = hook(event(project, "UserPromptSubmit", prompt="And for the waterfall on the reserve account, why 30 days?"))
+    assert (out, code) == ("", 0)
+    assert audit()[-1]["reason"] == "SKIP_NO_SHIFT"
+
+
+def test_delivered_memory_not_repeated_until_compaction_rearms(project: Path, seeded, hook: Hook) -> None:
+    prompt = "When does the reserve account waterfall trigger?"
+    out, _ = hook(event(project, "UserPromptSubmit", prompt=prompt))
+    assert seeded["waterfall"] in out
+    # enough other topics that the waterfall decays out of the session's recent topic
+    for other in ["Let us talk about the deploy pipeline for the frontend", "Which Kubernetes namespace runs cron?",
+                  "Upgrade the eslint config to flat files", "Profile the image resizer memory usage",
+                  "Write release notes for the mobile app"]:
+        hook(event(project, "UserPromptSubmit", prompt=other))
+    out, _ = hook(event(project, "UserPromptSubmit", prompt="Back to the reserve account waterfall trigger, again"))
+    assert seeded["waterfall"] not in out
+    assert audit()[-1]["reason"] == "SUPPRESSED_ALREADY_DELIVERED"
+    assert seeded["waterfall"] in audit()[-1]["suppressed"]
+    out, code = hook(event(project, "PreCompact", trigger="manual", custom_instructions=""))
+    assert (out, code) == ("", 0)
+    out, _ = hook(event(project, "SessionStart", source="compact"))
+    text = context_of(out, "SessionStart")
+    assert seeded["directive"] in text and seeded["task"] in text
+    out, _ = hook(event(project, "UserPromptSubmit", prompt="Reserve account waterfall trigger once more"))
+    assert seeded["waterfall"] in context_of(out, "UserPromptSubmit")
+    assert audit()[-1]["reason"] == "FIRED_AFTER_COMPACTION"
+
+
+def test_trivial_and_slash_prompts_never_fire(project: Path, seeded, hook: Hook) -> None:
+    for prompt in ["yes", "ok do it", "continue", "42", "/compact"]:
+        out, code = hook(event(project, "UserPromptSubmit", prompt=prompt))
+        assert (out, code) == ("", 0), prompt
+    assert {r["reason"] for r in audit()} == {"SKIP_TRIVIAL_PROMPT"}
+
+
+def test_shift_without_matching_memory_is_silent(project: Path, seeded, hook: Hook) -> None:
+    out, code = hook(event(project, "UserPromptSubmit", prompt="How do I center a div with flexbox in CSS?"))
+    assert (out, code) == ("", 0)
+    assert audit()[-1]["reason"] == "SKIP_NO_HITS"
+
+
+def test_session_start_injects_directives_and_open_tasks(project: Path, seeded, hook: Hook) -> None:
+    out, code = hook(event(project, "SessionStart", source="startup"))
+    text = context_of(out, "SessionStart")
+    assert seeded["directive"] in text and "Never push to main" in text
+    assert seeded["task"] in text
+    assert seeded["waterfall"] not in text
+
+
+def fix_turn(path: Path, *, store: bool = False, say: str | None = None) -> Path:
+    t = Transcript(cwd=str(path.parent))
+    t.prompt("The ledger totals are off by a cent, fix it")
+    t.noise("attachment").noise("system")
+    t.tool("Read", {"file_path": "src/ledger.py"}, "def total(...): ...")
+    t.tool("Edit", {"file_path": "src/ledger.py", "old_string": "round(", "new_string": "quantize("}, "ok")
+    t.tool("Bash", {"command": "pytest tests/test_ledger.py"}, "1 failed, 11 passed", is_error=True)
+    t.tool("Edit", {"file_path": "src/ledger.py", "old_string": "ROUND_UP", "new_string": "ROUND_HALF_EVEN"}, "ok")
+    t.tool("Bash", {"command": "pytest tests/test_ledger.py"}, "12 passed in 0.4s")
+    if store:
+        t.tool("Bash", {"command": 'gate remember "Ledger must round half-even" --kind fix'}, "m-1a2b3c")
+    t.noise("api-request-blob")
+    t.say(say or "The cause was ROUND_UP in total(); I switched it to ROUND_HALF_EVEN and the tests pass now.")
+    path.write_text(t.text())
+    return path
+
+
+def test_fix_turn_blocks_with_memory_check(project: Path, seeded, hook: Hook, tmp_path: Path) -> None:
+    transcript = fix_turn(tmp_path / "t.jsonl")
+    out, code = hook(event(project, "Stop", transcript=transcript, stop_hook_active=False))
+    assert code == 0
+    data = json.loads(out)
+    assert data["decision"] == "block"
+    assert data["reason"].startswith("MEMORY CHECK: this turn")
+    assert "fix" in data["reason"].splitlines()[0]
+    assert "remember" in data["reason"] and "If it is already saved" in data["reason"]
+    assert audit()[-1]["reason"] == "BLOCKED_WRITEBACK"
+
+
+def test_same_turn_with_gate_remember_is_allowed(project: Path, seeded, hook: Hook, tmp_path: Path) -> None:
+    transcript = fix_turn(tmp_path / "t.jsonl", store=True)
+    out, code = hook(event(project, "Stop", transcript=transcript, stop_hook_active=False))
+    assert (out, code) == ("", 0)
+    assert audit()[-1]["reason"] == "ALLOW_ALREADY_STORED"
+
+
+def test_stop_hook_active_never_blocks_and_records_outcome(project: Path, seeded, hook: Hook, tmp_path: Path) -> None:
+    transcript = fix_turn(tmp_path / "t.jsonl")
+    out, _ = hook(event(project, "Stop", transcript=transcript, stop_hook_active=False))
+    assert json.loads(out)["decision"] == "block"
+    # the agent answers the block: "already saved"
+    t = Transcript(cwd=str(project))
+    text = transcript.read_text()
+    t.hook_feedback("MEMORY CHECK: ...")
+    t.say("That is already saved in memory.")
+    transcript.write_text(text + t.text())
+    out, code = hook(event(project, "Stop", transcript=transcript, stop_hook_active=True))
+    assert (out, code) == ("", 0)
+    last = audit()[-1]
+    assert last["reason"] == "ALLOW_STOP_ACTIVE"
+    assert last["outcome"] == "acknowledged"
+
+
+def test_cap_holds_over_twenty_consequential_turns(project: Path, seeded, hook: Hook, tmp_path: Path) -> None:
+    transcript = fix_turn(tmp_path / "t.jsonl")
+    blocks = 0
+    for _ in range(20):
+        out, _ = hook(event(project, "Stop", transcript=transcript, stop_hook_active=False))
+        blocks += bool(out)
+        out, _ = hook(event(project, "Stop", transcript=transcript, stop_hook_active=True))
+        assert out == ""
+    assert blocks == 5
+    reasons = [r["reason"] for r in audit() if r["event"] == "Stop"]
+    assert reasons.count("ALLOW_CAPPED") == 15
+    outcomes = [r.get("outcome") for r in audit() if r.get("outcome")]
+    assert outcomes == ["ignored"] * 5
+
+
+def test_writeback_off_switch(project: Path, seeded, hook: Hook, tmp_path: Path) -> None:
+    transcript = fix_turn(tmp_path / "t.jsonl")
+    out, code = hook(event(project, "Stop", transcript=transcript, stop_hook_active=False), env={"GATE_WRITEBACK": "off"})
+    assert (out, code) == ("", 0)
+    assert audit()[-1]["reason"] == "ALLOW_DISABLED"
+    out, _ = hook(event(project, "UserPromptSubmit", prompt="When does the reserve account waterfall trigger?"),
+                  env={"GATE_WRITEBACK": "off"})
+    assert seeded["waterfall"] in out
+
+
+def test_trivial_turn_is_allowed(project: Path, seeded, hook: Hook, tmp_path: Path) -> None:
+    t = Transcript(cwd=str(project))
+    t.prompt("what does total() return?")
+    t.tool("Read", {"file_path": "src/ledger.py"}, "def total(): return sum(...)")
+    t.say("It returns the sum of the line amounts as a Decimal.")
+    path = tmp_path / "t.jsonl"
+    path.write_text(t.text())
+    out, code = hook(event(project, "Stop", transcript=path, stop_hook_active=False))
+    assert (out, code) == ("", 0)
+    assert audit()[-1]["reason"] == "ALLOW_NO_SIGNAL"
+
+
+def test_missing_transcript_falls_back_to_last_message(project: Path, seeded, hook: Hook) -> None:
+    out, code = hook(event(project, "Stop", stop_hook_active=False,
+                           last_assistant_message="We decided to use Postgres advisory locks because Redis "
+                           "locks expired under load."))
+    assert code == 0
+    assert json.loads(out)["decision"] == "block"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"", b"not json", b"[]", b'{"hook_event_name": 5}', b'{"hook_event_name": "Stop", "cwd": 7}', b"\xff\xfe{"],
+)
+def test_malformed_stdin_exits_zero_silently(raw: bytes, project: Path) -> None:
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "gate.hook"], input=raw, capture_output=True, timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout == b""
+    if raw not in (b'{"hook_event_name": "Stop", "cwd": 7}',):
+        assert error_log_file().exists()
+
+
+def test_broken_store_fails_open_and_logs(project: Path, seeded, hook: Hook, isolated_home: Path) -> None:
+    import shutil
+
+    index_root = isolated_home / "cache" / "index"
+    shutil.rmtree(index_root)
+    index_root.write_text("not a directory")  # the index cannot be created or opened
+    out, code = hook(event(project, "UserPromptSubmit", prompt="When does the reserve account waterfall trigger?"))
+    assert (out, code) == ("", 0)
+    assert audit()[-1]["reason"] == "FAILED_OPEN"
+    assert error_log_file().read_text().strip()
+
+
+def test_precompact_prints_nothing_and_never_blocks(project: Path, hook: Hook) -> None:
+    out, code = hook(event(project, "PreCompact", trigger="auto", custom_instructions=""))
+    assert (out, code) == ("", 0)
+    assert audit()[-1]["reason"] == "MARKED_COMPACTION"

@@ -63,7 +63,8 @@ def test_shift_delivers_the_memory_and_follow_up_does_not_fire(project: Path, se
     assert "Search memory first for:" in text and "waterfall" in text
     assert seeded["waterfall"] in text and "30 days overdue" in text
     assert "show ID" in text
-    out, code = hook(event(project, "UserPromptSubmit", prompt="And for the waterfall on the reserve account, why 30 days?"))
+    follow_up = "And for the waterfall on the reserve account, why 30 days?"
+    out, code = hook(event(project, "UserPromptSubmit", prompt=follow_up))
     assert (out, code) == ("", 0)
     assert audit()[-1]["reason"] == "SKIP_NO_SHIFT"
 
@@ -182,7 +183,8 @@ def test_cap_holds_over_twenty_consequential_turns(project: Path, seeded, hook: 
 
 def test_writeback_off_switch(project: Path, seeded, hook: Hook, tmp_path: Path) -> None:
     transcript = fix_turn(tmp_path / "t.jsonl")
-    out, code = hook(event(project, "Stop", transcript=transcript, stop_hook_active=False), env={"GATE_WRITEBACK": "off"})
+    stop = event(project, "Stop", transcript=transcript, stop_hook_active=False)
+    out, code = hook(stop, env={"GATE_WRITEBACK": "off"})
     assert (out, code) == ("", 0)
     assert audit()[-1]["reason"] == "ALLOW_DISABLED"
     out, _ = hook(event(project, "UserPromptSubmit", prompt="When does the reserve account waterfall trigger?"),

@@ -242,6 +242,21 @@ class Claude:
         self.timings.append((label, run.seconds))
         return run
 
+    def cli(self, *args: str, timeout: float = DEFAULT_TIMEOUT) -> subprocess.CompletedProcess[str]:
+        """Any other `claude …` subcommand (e.g. `plugin validate DIR`), in the project, offline env."""
+        started = time.monotonic()
+        proc = subprocess.run(
+            [str(self.binary), *args],
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        self.timings.append((_short(" ".join(args)), time.monotonic() - started))
+        return proc
+
     # -- one prompt per process ---------------------------------------------------------------------------
     def run(
         self,

@@ -317,3 +317,33 @@ def test_install_run_uninstall_restores_settings(
     shown = first_shown(bare_run.turns[0])
     assert RECALL_MARK not in shown and memory_id not in shown and "memory-gate" not in shown
     assert len(gate.audit()) == audited, "no hook ran after uninstall"
+
+
+# --- the plugin ---------------------------------------------------------------------------------------------
+
+
+def test_plugin_validates(claude: Claude) -> None:
+    for target in (REPO_ROOT, REPO_ROOT / ".claude-plugin" / "plugin.json"):
+        proc = claude.cli("plugin", "validate", str(target))
+        assert proc.returncode == 0 and "Validation passed" in proc.stdout, proc.stdout + proc.stderr
+        for event in ("SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "PreCompact"):
+            assert f"hooks: {event}" in proc.stdout, proc.stdout
+
+
+def test_plugin_dir_wires_the_gates(
+    claude: Claude, gate: GateCli, model_server: ModelServer, e2e_dirs: E2EDirs, gate_python: Path
+) -> None:
+    """The plugin, loaded with --plugin-dir from the repo root, runs the same gates (the launcher uses
+    GATE_PYTHON, so no environment is built and nothing is fetched)."""
+    memory_id = gate.remember(WATERFALL_TITLE, "--kind", "decision", "--body", WATERFALL_BODY)
+    claude.env_extra["GATE_PYTHON"] = str(gate_python)
+    script_fix_turn(model_server)
+    model_server.when(tail_contains(CHECK_MARK), Reply.text("That fix is already saved in memory."))
+    run = claude.session([WATERFALL_PROMPT, FIX_PROMPT], args=["--plugin-dir", str(REPO_ROOT)])
+    recall, fix = run.turns
+    assert RECALL_MARK in first_shown(recall) and memory_id in first_shown(recall)
+    assert len(feedback_requests(fix)) == 1
+    assert not (e2e_dirs.project / ".claude" / "settings.json").exists(), "nothing was installed"
+    events = [(r["event"], r["decision"]) for r in gate.audit() if r.get("session") == run.session_id]
+    assert ("UserPromptSubmit", "fired") in events and ("Stop", "blocked") in events, events
+    assert not (REPO_ROOT / ".plugin-data").exists(), "the launcher wrote into the repo"

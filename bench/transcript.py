@@ -37,7 +37,8 @@ LAST_MESSAGE = (
 @dataclass(frozen=True)
 class Transcript:
     path: Path
-    size: int
+    target: int  # the size asked for (rows are named by it)
+    size: int  # the size written
     lines: int
     session_id: str
     last_assistant_message: str
@@ -325,7 +326,7 @@ def write_transcript(path: Path, size: int, seed: int = 11, cwd: str = "/home/de
             _filler_turn(w, rng, pool, gen, cap)
             turns += 1
         _last_turn(w)
-    return Transcript(path, w.size, w.lines, session_id, LAST_MESSAGE)
+    return Transcript(path, size, w.size, w.lines, session_id, LAST_MESSAGE)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,117 @@
+"""Results as a markdown table (for the README and the closing note) and as JSON (for tooling)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.measure import Result
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    rows: list[Result]
+    reference: str  # the row every other row is divided by (the floor of the same interleaved group)
+    info: list[str] = field(default_factory=list)
+
+    def reference_ms(self) -> float | None:
+        return next((row.median_ms for row in self.rows if row.name == self.reference), None)
+
+
+@dataclass
+class Target:
+    name: str
+    value: float | None
+    op: str  # "<=" or ">="
+    limit: float
+    unit: str = "x"
+
+    @property
+    def met(self) -> bool | None:
+        if self.value is None:
+            return None
+        return self.value <= self.limit if self.op == "<=" else self.value >= self.limit
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "op": self.op, "limit": self.limit, "met": self.met}
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def _check(row: Result) -> str:
+    if row.skipped:
+        return f"skipped: {row.skipped}"
+    if row.failures:
+        return f"FAILED {row.failures}/{row.n}: {row.first_failure[:120]}".replace("|", "\\|").replace("\n", " ")
+    return "ok"
+
+
+def render_markdown(meta: dict[str, Any], sections: list[Section], targets: list[Target]) -> str:
+    m = meta["machine"]
+    opts = meta["options"]
+    lines = [
+        f"# gate benchmark — {meta['date']}",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB RAM, {m['os']}, Python {m['python']}; "
+        f"load average {m['load_before'][0]} before, {m['load_after'][0]} after.",
+        f"Runs: {opts['runs']} timed per row (after {opts['warmup']} warm-up rounds), candidates of a section "
+        f"interleaved in a shuffled order each round; whole-process wall time from spawn to reap. Peak RSS: "
+        f"the process's own ru_maxrss over 2 extra untimed runs forked from a small shim (which puts a floor of "
+        f"a few MB under tiny commands such as grep). Total {meta['duration_s']} s. gate: {meta['gate']}.",
+        "",
+    ]
+    for section in sections:
+        ref = section.reference_ms()
+        lines += [
+            f"## {section.title}",
+            "",
+            "| candidate | n | median ms | p95 ms | × floor | peak RSS MB | check |",
+            "|---|---:|---:|---:|---:|---:|---|",
+        ]
+        for row in section.rows:
+            ratio = "–" if row.median_ms is None or not ref else f"{row.median_ms / ref:.2f}"
+            rss = "–" if row.peak_rss_mb is None else f"{row.peak_rss_mb:.1f}"
+            lines.append(
+                f"| {row.name} | {row.n} | {_ms(row.median_ms)} | {_ms(row.p95_ms)} | {ratio} | {rss} | {_check(row)} |"
+            )
+        notes = [f"{row.name}: {row.note}" for row in section.rows if row.note]
+        for text in [*section.info, *notes]:
+            lines.append(f"- {text}")
+        lines.append("")
+    lines += ["## Targets", "", "| target | measured | limit | met |", "|---|---:|---:|---|"]
+    for target in targets:
+        value = "–" if target.value is None else f"{target.value:.2f}"
+        unit = " MB" if target.unit == "MB" else "×"
+        met = {True: "yes", False: "**no**", None: "n/a"}[target.met]
+        lines.append(f"| {target.name} | {value}{unit} | {target.op} {target.limit:g}{unit} | {met} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def to_json(meta: dict[str, Any], sections: list[Section], targets: list[Target]) -> dict[str, Any]:
+    return {
+        **meta,
+        "sections": [
+            {
+                "key": s.key,
+                "title": s.title,
+                "reference": s.reference,
+                "info": s.info,
+                "rows": [
+                    {
+                        **row.as_dict(),
+                        "vs_reference": (
+                            row.median_ms / s.reference_ms() if row.median_ms is not None and s.reference_ms() else None
+                        ),
+                    }
+                    for row in s.rows
+                ],
+            }
+            for s in sections
+        ],
+        "targets": [t.as_dict() for t in targets],
+    }

@@ -1,0 +1,648 @@
+"""`python -m bench`: gate's hooks and commands, whole-process, against a stdlib floor and against peers.
+
+Sections (each one interleaved group, each with its own floor so every ratio is measured in one run):
+  recall at each store size   floor; gate's recall hook on a no-shift and on a shift prompt; `gate search`;
+                              peers doing the same search job: sqlite FTS5 bm25 hook, markdown-scan hook, grep
+  Stop hook                   floor; gate's Stop hook on an evidence turn at each transcript size
+  writes                      floor; N successive `gate remember`
+  reads after the writes      the shift hook and `gate search` on a copy of the store without the N writes
+                              (before) and on the store with them (after), interleaved
+Everything runs under a fresh temporary GATE_HOME; nothing touches the user's memories.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench import prompts
+from bench.corpus import Generator, build_fts5, write_jsonl, write_markdown_dir
+from bench.measure import Candidate, Check, Result, measure_group, run_once
+from bench.report import Section, Target, render_markdown, to_json
+from bench.scripts._terms import terms
+from bench.transcript import Transcript, format_size, parse_size, write_transcript
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+RESULTS = Path(__file__).resolve().parent / "results"
+
+FLOOR = "floor: stdlib hook (read stdin, print JSON)"
+NOSHIFT = "gate recall hook, no-shift prompt"
+SHIFT = "gate recall hook, shift prompt (hits)"
+SEARCH = "gate search"
+PEER_FTS5 = "peer: sqlite FTS5 bm25 hook"
+PEER_SCAN = "peer: markdown-scan hook (python)"
+PEER_GREP = "peer: grep -rilF over markdown files"
+REMEMBER = "gate remember"
+
+
+def stop_row(size: int) -> str:
+    return f"gate Stop hook, {format_size(size)} transcript"
+
+
+@dataclass
+class Options:
+    sizes: list[int]
+    runs: int
+    warmup: int
+    transcripts: list[int]
+    remembers: int
+    remember_size: int
+    slow_cap_s: float
+    python: str
+    out: Path
+    json: bool
+    keep: bool
+    seed: int
+    quick: bool
+
+
+@dataclass
+class Gate:
+    """How to run gate, or why it cannot run (then its rows are listed as skipped)."""
+
+    python: str
+    cli: list[str]
+    missing: str = ""
+
+    @property
+    def hook(self) -> list[str]:
+        return [self.python, "-m", "gate.hook"]
+
+
+@dataclass
+class Store:
+    size: int
+    dir: Path
+    memories: list[dict[str, Any]]
+    jsonl: Path
+    markdown: Path
+    fts5: Path
+    project: Path
+    home: Path
+    setup: list[str] = field(default_factory=list)
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def parse_args(argv: list[str] | None) -> Options:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1-minute smoke run: one small store, few runs")
+    parser.add_argument("--sizes", help="store sizes, comma-separated (default 1000,10000,100000; quick 1000)")
+    parser.add_argument("--runs", type=int, help="timed runs per candidate (default 30; quick 5)")
+    parser.add_argument("--warmup", type=int, help="untimed rounds before timing (default 2; quick 1)")
+    parser.add_argument("--transcripts", help="Stop-hook transcript sizes (default 50KB,5MB,50MB; quick 50KB,5MB)")
+    parser.add_argument("--remembers", type=int, help="successive `gate remember` calls (default 150; quick 20)")
+    parser.add_argument("--remember-size", type=int, help="store size for the write/read test (default 10000)")
+    parser.add_argument("--slow-cap", type=float, help="seconds after which a slow candidate stops sampling")
+    parser.add_argument("--python", default=sys.executable, help="interpreter for hooks (default: this one)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "latest.md", help="markdown results file")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of the markdown table")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary work directory")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    quick = args.quick
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1000] if quick else [1000, 10000, 100000])
+    transcripts = (
+        [parse_size(s) for s in args.transcripts.split(",")]
+        if args.transcripts
+        else [parse_size(s) for s in (("50KB", "5MB") if quick else ("50KB", "5MB", "50MB"))]
+    )
+    remember_size = args.remember_size or min(sizes, key=lambda s: (abs(s - 10000), s))
+    return Options(
+        sizes=sizes,
+        runs=args.runs or (5 if quick else 30),
+        warmup=args.warmup if args.warmup is not None else (1 if quick else 2),
+        transcripts=transcripts,
+        remembers=args.remembers if args.remembers is not None else (20 if quick else 150),
+        remember_size=remember_size,
+        slow_cap_s=args.slow_cap or (4.0 if quick else 20.0),
+        python=args.python,
+        out=args.out,
+        json=args.json,
+        keep=args.keep,
+        seed=args.seed,
+        quick=quick,
+    )
+
+
+def hook_env(home: Path, project: Path) -> dict[str, str]:
+    """The child environment: a temp GATE_HOME, no other GATE_* (GATE_WRITEBACK unset, so Stop evaluates), and
+    none of the interpreter switches that would distort a timing (import profiling, tracemalloc, dev mode)."""
+    distorting = {"PYTHONPROFILEIMPORTTIME", "PYTHONTRACEMALLOC", "PYTHONDEVMODE", "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATE_") and k not in distorting}
+    env["GATE_HOME"] = str(home)
+    env["CLAUDE_PROJECT_DIR"] = str(project)
+    return env
+
+
+def find_gate(python: str) -> Gate:
+    script = Path(python).parent / "gate"
+    cli = [str(script)] if script.exists() else [python, "-m", "gate.cli"]
+    gate = Gate(python, cli)
+    with tempfile.TemporaryDirectory(prefix="gate-bench-probe-") as home:
+        env = hook_env(Path(home), Path(home))
+        probe = subprocess.run([python, "-c", "import gate.hook"], env=env, capture_output=True, timeout=60)
+        if probe.returncode != 0:
+            gate.missing = "gate.hook is not importable yet"
+            return gate
+        probe = subprocess.run([*cli, "import", "--help"], env=env, capture_output=True, timeout=60)
+        if probe.returncode != 0:
+            gate.missing = "`gate import` is not available yet"
+    return gate
+
+
+# --- checks: each row must do what its name says, or the table says it did not -------------------------------
+def _json_object(stdout: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(stdout)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def check_context(marker: str) -> Check:
+    def check(rc: int, out: bytes, err: bytes) -> str | None:
+        if rc != 0:
+            return f"exit {rc}: {err.decode(errors='replace')[-200:]}"
+        answer = _json_object(out)
+        context = ((answer or {}).get("hookSpecificOutput") or {}).get("additionalContext", "")
+        if marker not in context:
+            return f"no additionalContext with {marker!r}: {out[:200]!r}"
+        return None
+
+    return check
+
+
+def check_silent(rc: int, out: bytes, err: bytes) -> str | None:
+    if rc != 0:
+        return f"exit {rc}"
+    if out.strip() and "additionalContext" in out.decode(errors="replace"):
+        return f"injected context on a no-shift prompt: {out[:200]!r}"
+    return None
+
+
+def check_floor(rc: int, out: bytes, err: bytes) -> str | None:
+    return None if rc == 0 and _json_object(out) is not None else f"exit {rc}, stdout {out[:100]!r}"
+
+
+def check_block(rc: int, out: bytes, err: bytes) -> str | None:
+    answer = _json_object(out) or {}
+    if rc != 0 or answer.get("decision") != "block":
+        return f"exit {rc}, no block: {out[:200]!r} {err[-200:]!r}"
+    return None
+
+
+def check_json_key(key: str) -> Check:
+    def check(rc: int, out: bytes, err: bytes) -> str | None:
+        answer = _json_object(out) or {}
+        if rc != 0 or not answer.get(key):
+            return f"exit {rc}, no {key!r} in {out[:200]!r} {err.decode(errors='replace')[-200:]}"
+        return None
+
+    return check
+
+
+def check_grep(rc: int, out: bytes, err: bytes) -> str | None:
+    return None if rc == 0 and out.strip() else f"exit {rc}, no files listed"
+
+
+# --- stores ---------------------------------------------------------------------------------------------------
+def gate_import(gate: Gate, store: Store, home: Path) -> float:
+    """Load the store with `gate import` (the CLI contract); returns seconds."""
+    home.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [*gate.cli, "import", str(store.jsonl)],
+        env=hook_env(home, store.project),
+        cwd=store.project,
+        capture_output=True,
+        timeout=3600,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"gate import failed ({done.returncode}): {done.stderr.decode(errors='replace')[-800:]}")
+    return time.perf_counter() - start
+
+
+def build_store(size: int, opts: Options, work: Path, gate: Gate) -> Store:
+    base = work / f"size-{size}"
+    base.mkdir(parents=True)
+    start = time.perf_counter()
+    memories = Generator(size, opts.seed).memories()
+    store = Store(
+        size=size,
+        dir=base,
+        memories=memories,
+        jsonl=base / "memories.jsonl",
+        markdown=base / "markdown",
+        fts5=base / "fts5.db",
+        project=base / "project",
+        home=base / "home",
+    )
+    store.project.mkdir()
+    nbytes = write_jsonl(memories, store.jsonl)
+    write_markdown_dir(memories, store.markdown)
+    build_fts5(memories, store.fts5)
+    store.setup.append(
+        f"{size:,} memories ({nbytes / 1e6:.1f} MB JSONL) generated with markdown and FTS5 copies "
+        f"in {time.perf_counter() - start:.1f} s"
+    )
+    if not gate.missing:
+        seconds = gate_import(gate, store, store.home)
+        store.setup.append(f"`gate import` of {size:,} memories: {seconds:.1f} s ({size / seconds:,.0f} memories/s)")
+    return store
+
+
+# --- sections ---------------------------------------------------------------------------------------------------
+def floor_candidate(opts: Options, env: dict[str, str], cwd: Path, stdin: bytes) -> Candidate:
+    return Candidate(FLOOR, [opts.python, str(SCRIPTS / "floor.py")], stdin=stdin, env=env, cwd=cwd, check=check_floor)
+
+
+def skipped(names: list[str], reason: str) -> list[Result]:
+    return [Result(name, skipped=reason) for name in names]
+
+
+def recall_candidates(
+    opts: Options, gate: Gate, store: Store, home: Path, transcript: Path, label: str
+) -> tuple[Candidate, Candidate]:
+    """The recall hook on a no-shift prompt (its session already holds the topic) and on a shift prompt."""
+    env = hook_env(home, store.project)
+    noshift_session = prompts.session_id(f"{label}-noshift")
+    # The session's first prompt sets the topic; every timed run is the follow-up on it.
+    run_once(
+        gate.hook,
+        prompts.prompt_event(noshift_session, prompts.NOSHIFT_SETUP, transcript, store.project),
+        env,
+        store.project,
+    )
+    noshift = Candidate(
+        NOSHIFT,
+        gate.hook,
+        stdin=prompts.prompt_event(noshift_session, prompts.NOSHIFT, transcript, store.project),
+        env=env,
+        cwd=store.project,
+        check=check_silent,
+    )
+
+    def shift_session(index: int) -> str:
+        return prompts.session_id(f"{label}-shift", index)
+
+    def prepare_shift(index: int) -> None:
+        # A fresh session on another topic first, so the timed prompt is a mid-session shift with hits to
+        # deliver (not suppressed as already delivered in an earlier run).
+        event = prompts.prompt_event(shift_session(index), prompts.SHIFT_BEFORE, transcript, store.project)
+        run_once(gate.hook, event, env, store.project)
+
+    shift = Candidate(
+        SHIFT,
+        gate.hook,
+        stdin=lambda i: prompts.prompt_event(shift_session(i), prompts.SHIFT, transcript, store.project),
+        env=env,
+        cwd=store.project,
+        prepare=prepare_shift,
+        check=check_context("MEMORY SEARCH REQUIRED"),
+        note="fresh session per run, one untimed prompt on another topic first",
+    )
+    return noshift, shift
+
+
+def search_candidate(gate: Gate, store: Store, home: Path, name: str = SEARCH) -> Candidate:
+    return Candidate(
+        name,
+        [*gate.cli, "search", prompts.SEARCH_QUERY, "--json"],
+        env=hook_env(home, store.project),
+        cwd=store.project,
+        check=check_json_key("hits"),
+    )
+
+
+def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) -> Section:
+    env = hook_env(store.home, store.project)
+    event = prompts.prompt_event(prompts.session_id("peer"), prompts.SHIFT, transcript, store.project)
+    floor = floor_candidate(opts, env, store.project, event)
+    peers = [
+        Candidate(
+            PEER_FTS5,
+            [opts.python, str(SCRIPTS / "peer_fts5.py"), str(store.fts5)],
+            stdin=event,
+            env=env,
+            cwd=store.project,
+            check=check_context("MEMORY SEARCH REQUIRED"),
+            max_seconds=opts.slow_cap_s,
+        ),
+        Candidate(
+            PEER_SCAN,
+            [opts.python, str(SCRIPTS / "peer_scan.py"), str(store.markdown)],
+            stdin=event,
+            env=env,
+            cwd=store.project,
+            check=check_context("MEMORY SEARCH REQUIRED"),
+            max_seconds=opts.slow_cap_s,
+        ),
+        Candidate(
+            PEER_GREP,
+            ["grep", "-rilF", *[arg for t in terms(prompts.SHIFT) for arg in ("-e", t)], str(store.markdown)],
+            env=env,
+            cwd=store.project,
+            check=check_grep,
+            max_seconds=opts.slow_cap_s,
+            note="search only: no event parsing, no ranking (a lower bound for a grep-based hook)",
+        ),
+    ]
+    group: list[Candidate] = [floor]
+    extra: list[Result] = []
+    if gate.missing:
+        extra = skipped([NOSHIFT, SHIFT, SEARCH], gate.missing)
+    else:
+        noshift, shift = recall_candidates(opts, gate, store, store.home, transcript, f"recall-{store.size}")
+        group += [noshift, shift, search_candidate(gate, store, store.home)]
+    group += peers
+    _log(f"recall at {store.size:,} memories: {len(group)} candidates x {opts.runs} runs")
+    results = measure_group(
+        group, opts.runs, opts.warmup, seed=opts.seed + store.size, progress=_log, python=opts.python
+    )
+    order = [FLOOR, NOSHIFT, SHIFT, SEARCH, PEER_FTS5, PEER_SCAN, PEER_GREP]
+    by_name = {**results, **{r.name: r for r in extra}}
+    return Section(
+        key=f"recall-{store.size}",
+        title=f"Recall, {store.size:,} memories",
+        rows=[by_name[name] for name in order],
+        reference=FLOOR,
+        info=store.setup,
+    )
+
+
+def stop_section(opts: Options, gate: Gate, store: Store, transcripts: list[Transcript]) -> Section:
+    env = hook_env(store.home, store.project)
+    first = transcripts[0]
+    floor_event = prompts.stop_event(
+        prompts.session_id("stop-floor"), first.path, store.project, first.last_assistant_message
+    )
+    group: list[Candidate] = [floor_candidate(opts, env, store.project, floor_event)]
+    extra: list[Result] = []
+    for t in transcripts:
+        name = stop_row(t.target)
+        if gate.missing:
+            extra += skipped([name], gate.missing)
+            continue
+
+        def event(index: int, t: Transcript = t) -> bytes:
+            # A fresh session per run: the per-session block cap (default 5) would otherwise turn later runs
+            # into ALLOW_CAPPED, which need not read the transcript at all.
+            session = prompts.session_id(f"stop-{t.target}", index)
+            return prompts.stop_event(session, t.path, store.project, t.last_assistant_message)
+
+        group.append(
+            Candidate(
+                name,
+                gate.hook,
+                stdin=event,
+                env=env,
+                cwd=store.project,
+                check=check_block,
+                note="fresh session per run",
+            )
+        )
+    _log(f"Stop hook: {len(group)} candidates x {opts.runs} runs")
+    results = measure_group(group, opts.runs, opts.warmup, seed=opts.seed + 1, progress=_log, python=opts.python)
+    by_name = {**results, **{r.name: r for r in extra}}
+    info = [f"{format_size(t.target)} transcript: {t.size:,} bytes, {t.lines:,} lines" for t in transcripts]
+    info.append(f"store: {store.size:,} memories")
+    return Section(
+        key="stop",
+        title="Stop hook on a turn with evidence (a fix and a decision)",
+        rows=[by_name[FLOOR], *[by_name[stop_row(t.target)] for t in transcripts]],
+        reference=FLOOR,
+        info=info,
+    )
+
+
+def remember_argv(gate: Gate, store: Store) -> Callable[[int], list[str]]:
+    """Distinct realistic memories, some linked to existing ones, for successive `gate remember` calls."""
+    fresh = Generator(max(200, store.size // 10), seed=store.size + 99).memories()
+    fresh = [m for m in fresh if m["status"] == "active"]
+    targets = [m["id"] for m in store.memories[:: max(1, len(store.memories) // 50)] if m["status"] == "active"]
+
+    def argv(index: int) -> list[str]:
+        memory = fresh[index % len(fresh)]
+        args = [*gate.cli, "remember", f"{memory['title']} ({index})", "--kind", memory["kind"], "--json"]
+        if memory["body"]:
+            args += ["--body", memory["body"]]
+        for tag in memory["tags"]:
+            args += ["--tag", tag]
+        if index % 4 == 0:
+            args += ["--link", f"relates:{targets[index % len(targets)]}"]
+        return args
+
+    return argv
+
+
+def write_read_sections(opts: Options, gate: Gate, store: Store, transcript: Path) -> list[Section]:
+    """N successive `gate remember` on a second copy of the store, then reads on both copies, interleaved."""
+    env = hook_env(store.home, store.project)
+    floor_event = prompts.prompt_event(prompts.session_id("write-floor"), prompts.SHIFT, transcript, store.project)
+    remember_name = f"{REMEMBER} ({opts.remembers} successive calls)"
+    before_names = [f"{SHIFT}, before {opts.remembers} remembers", f"{SEARCH}, before {opts.remembers} remembers"]
+    after_names = [f"{SHIFT}, after {opts.remembers} remembers", f"{SEARCH}, after {opts.remembers} remembers"]
+    write_title = f"Writes: {opts.remembers} successive `gate remember` into {store.size:,} memories"
+    read_title = f"Reads before and after {opts.remembers} remembers, {store.size:,} memories"
+    if gate.missing:
+        floor_only = measure_group(
+            [floor_candidate(opts, env, store.project, floor_event)], opts.runs, opts.warmup, python=opts.python
+        )
+        return [
+            Section("writes", write_title, [floor_only[FLOOR], *skipped([remember_name], gate.missing)], FLOOR),
+            Section(
+                "reads", read_title, [floor_only[FLOOR], *skipped(before_names + after_names, gate.missing)], FLOOR
+            ),
+        ]
+    after_home = store.dir / "home-after"
+    seconds = gate_import(gate, store, after_home)
+    after_env = hook_env(after_home, store.project)
+    _log(f"writes: {opts.remembers} x gate remember (second import took {seconds:.1f} s)")
+    rss_runs = min(2, opts.remembers // 2)
+    writes = measure_group(
+        [
+            floor_candidate(opts, after_env, store.project, floor_event),
+            Candidate(
+                remember_name,
+                remember_argv(gate, store),
+                env=after_env,
+                cwd=store.project,
+                check=check_json_key("id"),
+                note=f"{opts.remembers - rss_runs} timed calls, then {rss_runs} measured for RSS",
+            ),
+        ],
+        # Exactly N successive remembers in all: the last few are the untimed RSS runs.
+        runs=opts.remembers - rss_runs,
+        warmup=0,
+        seed=opts.seed + 2,
+        progress=_log,
+        rss_runs=rss_runs,
+        python=opts.python,
+    )
+    group = [floor_candidate(opts, env, store.project, floor_event)]
+    for home, (shift_name, search_name), label in (
+        (store.home, before_names, "before"),
+        (after_home, after_names, "after"),
+    ):
+        _, shift = recall_candidates(opts, gate, store, home, transcript, f"reads-{label}")
+        shift.name = shift_name
+        group += [shift, search_candidate(gate, store, home, search_name)]
+    _log(f"reads before/after: {len(group)} candidates x {opts.runs} runs")
+    reads = measure_group(group, opts.runs, opts.warmup, seed=opts.seed + 3, progress=_log, python=opts.python)
+    order = [FLOOR, before_names[0], after_names[0], before_names[1], after_names[1]]
+    return [
+        Section(
+            "writes", write_title, [writes[FLOOR], writes[remember_name]], FLOOR, [f"fresh import: {seconds:.1f} s"]
+        ),
+        Section("reads", read_title, [reads[name] for name in order], FLOOR),
+    ]
+
+
+# --- targets --------------------------------------------------------------------------------------------------
+def _median(sections: dict[str, Section], key: str, name: str) -> float | None:
+    section = sections.get(key)
+    if section is None:
+        return None
+    for row in section.rows:
+        if row.name == name:
+            return row.median_ms
+    return None
+
+
+def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
+    """The issue's targets, each a ratio of two medians from the same interleaved group."""
+    big = max(opts.sizes)
+    recall = f"recall-{big}"
+    at = f"at {big:,}"
+    floor = _median(sections, recall, FLOOR)
+    shift = _median(sections, recall, SHIFT)
+    noshift = _median(sections, recall, NOSHIFT)
+    fts5 = _median(sections, recall, PEER_FTS5)
+    small_t, large_t = min(opts.transcripts), max(opts.transcripts)
+    stop_small = _median(sections, "stop", stop_row(small_t))
+    stop_large = _median(sections, "stop", stop_row(large_t))
+    before = _median(sections, "reads", f"{SHIFT}, before {opts.remembers} remembers")
+    after = _median(sections, "reads", f"{SHIFT}, after {opts.remembers} remembers")
+    rss = [
+        row.peak_rss_mb
+        for section in sections.values()
+        for row in section.rows
+        if row.name.startswith("gate") and "hook" in row.name and row.peak_rss_mb is not None
+    ]
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return a / b if a is not None and b else None
+
+    return [
+        Target(f"recall hook, shift / floor, {at}", ratio(shift, floor), "<=", 1.5),
+        Target(f"recall hook, no-shift / floor, {at}", ratio(noshift, floor), "<=", 1.2),
+        Target(
+            f"Stop hook, {format_size(large_t)} / {format_size(small_t)} transcript",
+            ratio(stop_large, stop_small),
+            "<=",
+            1.2,
+        ),
+        Target(f"FTS5 twin / gate recall hook (shift), {at}", ratio(fts5, shift), ">=", 4.0),
+        Target(
+            f"recall hook after / before {opts.remembers} remembers, at {opts.remember_size:,}",
+            ratio(after, before),
+            "<=",
+            1.1,
+        ),
+        Target("gate hook peak RSS (MB, worst row)", max(rss) if rss else None, "<=", 60.0, unit="MB"),
+    ]
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            cpu = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    memory_gb = None
+    with contextlib.suppress(ValueError, OSError):
+        memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": memory_gb,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "load_before": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(argv)
+    started = time.perf_counter()
+    info = machine()
+    gate = find_gate(opts.python)
+    if gate.missing:
+        _log(f"gate rows will be skipped: {gate.missing}")
+    work = Path(tempfile.mkdtemp(prefix="gate-bench-"))
+    _log(f"work directory: {work}")
+    sections: dict[str, Section] = {}
+    try:
+        transcript_dir = work / "transcripts"
+        transcripts = [
+            write_transcript(transcript_dir / f"{format_size(size)}.jsonl", size, seed=opts.seed + 4)
+            for size in sorted(set(opts.transcripts))
+        ]
+        recall_transcript = transcripts[0].path
+        stores: dict[int, Store] = {}
+        for size in opts.sizes:
+            stores[size] = build_store(size, opts, work, gate)
+            _log(stores[size].setup[-1])
+            sections[f"recall-{size}"] = recall_section(opts, gate, stores[size], recall_transcript)
+        sections["stop"] = stop_section(opts, gate, stores[min(opts.sizes)], transcripts)
+        remember_store = stores.get(opts.remember_size) or build_store(opts.remember_size, opts, work, gate)
+        for section in write_read_sections(opts, gate, remember_store, recall_transcript):
+            sections[section.key] = section
+    finally:
+        if opts.keep:
+            _log(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    info["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    meta = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": info,
+        "options": {
+            "sizes": opts.sizes,
+            "runs": opts.runs,
+            "warmup": opts.warmup,
+            "transcripts": [format_size(t) for t in opts.transcripts],
+            "remembers": opts.remembers,
+            "remember_size": opts.remember_size,
+            "quick": opts.quick,
+            "python": opts.python,
+        },
+        "gate": gate.missing or "available",
+        "duration_s": round(time.perf_counter() - started, 1),
+    }
+    goals = targets(opts, sections)
+    markdown = render_markdown(meta, list(sections.values()), goals)
+    data = to_json(meta, list(sections.values()), goals)
+    opts.out.parent.mkdir(parents=True, exist_ok=True)
+    opts.out.write_text(markdown, encoding="utf-8")
+    opts.out.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(data, indent=2) if opts.json else markdown)
+    _log(f"wrote {opts.out} and {opts.out.with_suffix('.json')} in {meta['duration_s']} s")
+    return 0

@@ -1,0 +1,55 @@
+"""The benchmark never rots: `python -m bench --quick` on a tiny store runs and fills every row of its table.
+
+CI asserts that it runs and that each row measured what its name says (the runner checks every output: a
+shift delivers hits, a no-shift prompt stays silent, the Stop hook blocks); it asserts no timings.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+REMEMBERS = 6
+ROWS = [
+    "floor: stdlib hook (read stdin, print JSON)",
+    "gate recall hook, no-shift prompt",
+    "gate recall hook, shift prompt (hits)",
+    "gate search",
+    "peer: sqlite FTS5 bm25 hook",
+    "peer: markdown-scan hook (python)",
+    "peer: grep -rilF over markdown files",
+    "gate Stop hook, 50KB transcript",
+    "gate Stop hook, 1MB transcript",
+    f"gate remember ({REMEMBERS} successive calls)",
+    f"gate recall hook, shift prompt (hits), before {REMEMBERS} remembers",
+    f"gate recall hook, shift prompt (hits), after {REMEMBERS} remembers",
+    f"gate search, before {REMEMBERS} remembers",
+    f"gate search, after {REMEMBERS} remembers",
+]
+
+
+def test_quick_bench_fills_every_row(tmp_path: Path) -> None:
+    out = tmp_path / "bench.md"
+    argv = [sys.executable, "-m", "bench", "--quick", "--sizes", "200", "--runs", "2", "--warmup", "1"]
+    argv += ["--transcripts", "50KB,1MB", "--remembers", str(REMEMBERS), "--out", str(out)]
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    table = out.read_text(encoding="utf-8")
+    assert table in done.stdout
+    for row in ROWS:
+        assert f"| {row} |" in table, f"missing row {row!r}"
+    assert "## Targets" in table
+
+    data = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    rows = [row for section in data["sections"] for row in section["rows"]]
+    assert {row["name"] for row in rows} >= set(ROWS)
+    for row in rows:
+        assert not row["skipped"], f"{row['name']}: skipped ({row['skipped']})"
+        assert row["n"] >= 1 and row["median_ms"] > 0 and row["peak_rss_mb"] > 0, row["name"]
+        assert row["failures"] == 0, f"{row['name']}: {row['first_failure']}"
+    assert len(data["targets"]) == 6

@@ -2,13 +2,17 @@
 
 Lookup order, later wins: the shipped rules directory, `<user config>/rules/`, `<project>/.gate/rules/`.
 Tables merge key by key; any other value (lists included) is replaced whole, so a user can restate a list.
+
+Parsing TOML costs the hook more than the rest of its work (tomllib's import alone is several ms), so the
+merged result is kept as a JSON snapshot in the cache directory, keyed by every layer's path, size and
+mtime: editing any layer makes a new key, and the next call parses again.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -37,24 +41,59 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _parse(path: str) -> dict[str, Any]:
+    import tomllib
+
+    with open(path, "rb") as handle:
+        return tomllib.load(handle)
+
+
+def _signature(layers: list[Path]) -> tuple[str, list[str]]:
+    parts = []
+    present = []
+    for layer in layers:
+        try:
+            stat = os.stat(layer)
+        except OSError:
+            continue
+        parts.append(f"{layer}:{stat.st_size}:{stat.st_mtime_ns}")
+        present.append(str(layer))
+    import zlib
+
+    key = "|".join(parts)
+    return f"{zlib.crc32(key.encode('utf-8', 'surrogateescape')):08x}-{len(key)}", present
+
+
 @cache
-def _read(path: str) -> dict[str, Any]:
+def _load(name: str, project_root: str | None) -> dict[str, Any]:
+    filename = f"{name}.toml"
+    layers = [shipped_rules_dir() / filename, user_dirs().config / "rules" / filename]
+    if project_root is not None:
+        layers.append(Path(project_root) / ".gate" / "rules" / filename)
+    key, present = _signature(layers)
+    if not present:
+        raise FileNotFoundError(f"no rules named {name!r} (looked in {layers[0].parent})")
+    snapshot = user_dirs().cache / "rules" / f"{name}-{key}.json"
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        return {}
+        with open(snapshot, encoding="utf-8") as handle:
+            cached = json.load(handle)
+        if cached.get("layers") == present:
+            return cached["rules"]
+    except (OSError, ValueError, AttributeError):
+        pass
+    merged: dict[str, Any] = {}
+    for layer in present:
+        merged = _merge(merged, _parse(layer))
+    try:
+        snapshot.parent.mkdir(parents=True, exist_ok=True)
+        temp = snapshot.with_name(f".{snapshot.name}.{os.getpid()}")
+        temp.write_text(json.dumps({"layers": present, "rules": merged}), encoding="utf-8")
+        os.replace(temp, snapshot)
+    except OSError:
+        pass  # no cache, no harm: the next call parses again
+    return merged
 
 
 def load_rules(name: str, project_root: Path | None = None) -> dict[str, Any]:
     """The merged rule table `name` (e.g. "topic_shift" for rules/topic_shift.toml)."""
-    filename = f"{name}.toml"
-    layers = [shipped_rules_dir() / filename, user_dirs().config / "rules" / filename]
-    if project_root is not None:
-        layers.append(project_root / ".gate" / "rules" / filename)
-    merged: dict[str, Any] = {}
-    for layer in layers:
-        merged = _merge(merged, _read(str(layer)))
-    if not merged:
-        raise FileNotFoundError(f"no rules named {name!r} (looked in {layers[0].parent})")
-    return merged
+    return _load(name, str(project_root) if project_root is not None else None)

@@ -7,7 +7,6 @@ tests/test_config.py checks that this loader and the pydantic model agree.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +36,12 @@ def _coerce(key: str, raw: Any) -> Any:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        return {}
+    if not path.is_file():
+        return {}  # the common case: no config file, and no tomllib import on the hot path
+    import tomllib
+
+    with open(path, "rb") as handle:
+        return tomllib.load(handle)
 
 
 def load_settings(project_root: Path | None = None, environ: dict[str, str] | None = None) -> dict[str, Any]:

@@ -7,7 +7,6 @@ JSON-lines export. `validate()` raises ValidationError with a message a user can
 from __future__ import annotations
 
 import re
-import secrets
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
@@ -31,6 +30,8 @@ def now_iso() -> str:
 
 def mint_id() -> str:
     """A short random id such as `m-7f3a9c`; callers check uniqueness against the store."""
+    import secrets  # write path only
+
     return f"m-{secrets.token_hex(3)}"
 
 

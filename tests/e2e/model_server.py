@@ -382,7 +382,9 @@ class ModelServer:
         handler = type("BoundHandler", (_Handler,), {"model_server": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="model-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="model-server", daemon=True
+        )
         self._thread.start()
         return self
 

@@ -85,6 +85,15 @@ def test_plain_prompt_round_trip(claude: Claude, model_server: ModelServer) -> N
     prompts = [x for x in lines if x.get("type") == "user" and not x.get("isMeta")]
     assert any("capital of France" in json.dumps(x["message"]["content"]) for x in prompts)
     assert any(x.get("type") == "assistant" and "Paris." in json.dumps(x["message"]) for x in lines)
+    assert_only_streamed_messages(model_server)
+
+
+def assert_only_streamed_messages(server: ModelServer) -> None:
+    """2.1.332 offline calls nothing but streamed POST /v1/messages?beta=true (no count_tokens, no HEAD/GET,
+    no side queries such as title generation), for prompts and for /compact alike."""
+    seen = {(r.method, r.path, tuple(r.query.get("beta", []))) for r in server.requests()}
+    assert seen == {("POST", "/v1/messages", ("true",))}, seen
+    assert all(body.get("stream") is True for body in server.messages())
 
 
 def test_prompt_hook_context_reaches_the_model(claude: Claude, model_server: ModelServer, e2e_dirs: E2EDirs) -> None:
@@ -152,6 +161,7 @@ def test_resume_and_compact(claude: Claude, model_server: ModelServer, e2e_dirs:
     assert f"{CONTEXT_MARKER} SessionStart: compact" in tail_text(request)
     sources = [e.get("source") for e in read_jsonl(log) if e["hook_event_name"] == "SessionStart"]
     assert sources[0] == "startup" and "compact" in sources
+    assert_only_streamed_messages(model_server)
 
 
 def test_claude_code_overrides_the_ninth_consecutive_stop_block(

@@ -1,0 +1,599 @@
+"""`gate install` / `gate uninstall` on real settings files, the hook commands they write, and the plugin files.
+
+The complaints of users of peer tools are the spec: installers that overwrote settings.json, uninstallers that
+left hooks behind, hooks that silently never ran. So: every other byte of a settings file survives a round
+trip, invalid files are refused untouched, and the commands written run with no PATH at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.install import jsonedit, wiring
+from gate.install.files import backup_dir_for
+from gate.paths import error_log_file
+
+REPO = Path(__file__).resolve().parents[1]
+Gate = Callable[..., tuple[int, str, str]]
+
+RICH = """{
+  "$schema": "https://json.schemastore.org/claude-code-settings.json",
+  "model": "opus",
+  "permissions": {
+    "allow": [
+      "Bash(npm run test:*)",
+      "Read(~/.zshrc)"
+    ],
+    "deny": [
+      "Read(./.env)"
+    ]
+  },
+  "env": {
+    "FOO": "bär ✓",
+    "ESCAPED": "\\u00e9\\n"
+  },
+  "hooks": {
+    "UserPromptSubmit": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "echo 'user hook' >> /tmp/log"
+          }
+        ]
+      }
+    ],
+    "PostToolUse": [
+      {
+        "matcher": "Edit|Write",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "prettier --write \\"$CLAUDE_FILE\\"",
+            "timeout": 30
+          }
+        ]
+      }
+    ]
+  },
+  "someUnknownKey": {
+    "nested": [1, 2.5, true, null, "x"]
+  },
+  "numbers": [1e3, -0.5, 0]
+}
+"""
+
+# Hand-written styles that a re-serialising installer would destroy: four-space indent with inline arrays,
+# tabs, and one-line JSON without a trailing newline.
+FOUR_SPACES = (
+    '{\n    "permissions": {"allow": ["Bash(ls)", "Read"]},\n    "hooks": {\n        "Stop": [\n'
+    '            {"hooks": [{"type": "command", "command": "say done"}]}\n        ]\n    }\n}\n'
+)
+TABS = '{\n\t"model": "sonnet",\n\t"env": {\n\t\t"A": "1"\n\t}\n}\n'
+ONE_LINE = '{"model":"haiku","hooks":{"Stop":[{"hooks":[{"type":"command","command":"true"}]}]}}'
+
+
+def settings_file(project: Path, scope: str = "project") -> Path:
+    name = "settings.local.json" if scope == "local" else "settings.json"
+    return project / ".claude" / name
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def install(gate: Gate, project: Path, *args: str) -> tuple[int, str, str]:
+    return gate("install", "--project", str(project), *args)
+
+
+def uninstall(gate: Gate, project: Path, *args: str) -> tuple[int, str, str]:
+    return gate("uninstall", "--project", str(project), *args)
+
+
+def gate_groups(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    return {
+        event: [g for g in groups if any(wiring.is_gate_command(h.get("command")) for h in g["hooks"])]
+        for event, groups in data.get("hooks", {}).items()
+    }
+
+
+def assert_wired(data: dict[str, Any], python: str = sys.executable) -> None:
+    groups = gate_groups(data)
+    for spec in wiring.EVENTS:
+        assert len(groups[spec.event]) == 1, spec.event
+        group = groups[spec.event][0]
+        assert group.get("matcher") == spec.matcher
+        (entry,) = group["hooks"]
+        assert entry["type"] == "command"
+        assert entry["timeout"] == spec.timeout
+        assert shlex.split(entry["command"], comments=True) == [python, "-P", "-m", "gate.hook"]
+
+
+@pytest.fixture(autouse=True)
+def _no_claude_config_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+
+
+# --- merge ----------------------------------------------------------------------------------------------------
+
+
+def test_install_into_missing_file_creates_it(gate: Gate, project: Path) -> None:
+    code, out, _ = install(gate, project)
+    assert code == 0
+    path = settings_file(project)
+    assert str(path) in out
+    assert_wired(json.loads(path.read_text()))
+    assert Path(sys.executable).is_absolute()
+    # Claude Code's own style: two-space JSON and a final newline; readable by others, as any settings file.
+    assert path.read_text().startswith('{\n  "hooks": {\n')
+    assert path.read_text().endswith("}\n")
+    assert stat.S_IMODE(path.stat().st_mode) & 0o044 == 0o044
+
+
+@pytest.mark.parametrize("text", ["", "\n", "{}", "{}\n"])
+def test_install_into_empty_file(gate: Gate, project: Path, text: str) -> None:
+    path = write(settings_file(project), text)
+    assert install(gate, project)[0] == 0
+    assert_wired(json.loads(path.read_text()))
+
+
+def test_timeouts_and_matchers(gate: Gate, project: Path) -> None:
+    install(gate, project)
+    data = json.loads(settings_file(project).read_text())
+    ups = gate_groups(data)["UserPromptSubmit"][0]
+    assert "matcher" not in ups and ups["hooks"][0]["timeout"] <= 15  # well under Claude Code's 30 s default
+    assert gate_groups(data)["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    tools = set(gate_groups(data)["PreToolUse"][0]["matcher"].split("|"))
+    assert tools == {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Grep", "Glob", "Bash"}
+
+
+def test_install_into_rich_file_keeps_everything(gate: Gate, project: Path) -> None:
+    path = write(settings_file(project), RICH)
+    before = json.loads(RICH)
+    assert install(gate, project)[0] == 0
+    after = json.loads(path.read_text())
+    assert_wired(after)
+    # Every key, in its order, with its value; other hooks first in their lists, untouched.
+    assert list(after)[: len(before)] == list(before)
+    for key in before:
+        if key != "hooks":
+            assert after[key] == before[key]
+    assert after["hooks"]["UserPromptSubmit"][0] == before["hooks"]["UserPromptSubmit"][0]
+    assert after["hooks"]["PostToolUse"] == before["hooks"]["PostToolUse"]
+    # The original text is still there line for line: gate only added lines.
+    added = set(path.read_text().splitlines()) - set(RICH.splitlines())
+    assert all(line.strip() for line in added)
+    assert all(line in path.read_text().splitlines() for line in RICH.splitlines())
+
+
+@pytest.mark.parametrize("text", [RICH, FOUR_SPACES, TABS, ONE_LINE], ids=["rich", "four", "tabs", "oneline"])
+def test_uninstall_restores_the_file_byte_for_byte(gate: Gate, project: Path, text: str) -> None:
+    path = write(settings_file(project), text)
+    assert install(gate, project)[0] == 0
+    assert path.read_text() != text
+    assert_wired(json.loads(path.read_text()))
+    assert uninstall(gate, project)[0] == 0
+    assert path.read_bytes() == text.encode("utf-8")
+
+
+def test_indentation_style_is_kept(gate: Gate, project: Path) -> None:
+    path = write(settings_file(project), FOUR_SPACES)
+    install(gate, project)
+    lines = path.read_text().splitlines()
+    assert '        "SessionStart": [' in lines  # the file's four spaces, at the depth of "Stop"
+    tabbed = write(settings_file(project, "local"), TABS)
+    install(gate, project, "--scope", "local")
+    assert '\t"hooks": {' in tabbed.read_text().splitlines()
+    one_line = write(project / "other" / ".claude" / "settings.json", ONE_LINE)
+    (project / "other" / ".git").mkdir()
+    install(gate, project / "other")
+    assert "\n" not in one_line.read_text()
+
+
+def test_install_is_idempotent(gate: Gate, project: Path) -> None:
+    path = write(settings_file(project), RICH)
+    install(gate, project)
+    once = path.read_bytes()
+    backups = sorted(backup_dir_for(path).iterdir())
+    code, out, _ = install(gate, project)
+    assert code == 0 and "nothing changed" in out
+    assert path.read_bytes() == once
+    assert sorted(backup_dir_for(path).iterdir()) == backups  # no write, so no new backup
+
+
+def test_reinstall_with_another_interpreter_replaces_the_entries(gate: Gate, project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other venv" / "bin" / "python"
+    other.parent.mkdir(parents=True)
+    other.symlink_to(sys.executable)
+    path = write(settings_file(project), RICH)
+    install(gate, project)
+    assert install(gate, project, "--python", str(other))[0] == 0
+    data = json.loads(path.read_text())
+    assert_wired(data, python=str(other))
+    assert "'" in gate_groups(data)["Stop"][0]["hooks"][0]["command"]  # a path with a space is quoted
+    install(gate, project)
+    assert_wired(json.loads(path.read_text()))
+    uninstall(gate, project)
+    assert path.read_text() == RICH
+
+
+def test_install_backs_up_the_previous_file(gate: Gate, project: Path) -> None:
+    path = write(settings_file(project), RICH)
+    code, out, _ = install(gate, project)
+    assert code == 0
+    (saved,) = [p for p in backup_dir_for(path).iterdir() if p.name != "ORIGIN"]
+    assert saved.read_text() == RICH
+    assert str(saved) in out
+    assert not any(p.name.endswith((".bak", ".tmp")) for p in path.parent.iterdir())  # no litter in the repo
+
+
+# --- refusals ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"hooks": {', '{"a": 1,}', "{'a': 1}", '{"a": NaN}', "// comment\n{}", '{"a": 1} {"b": 2}'],
+)
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+def test_invalid_json_is_refused_untouched(gate: Gate, project: Path, text: str, command: str) -> None:
+    path = write(settings_file(project), text)
+    mtime = path.stat().st_mtime_ns
+    code, out, err = gate(command, "--project", str(project))
+    assert code != 0
+    assert "not valid JSON" in err and "line" in err and "hint:" in err
+    assert "nothing was changed" in err
+    assert path.read_text() == text and path.stat().st_mtime_ns == mtime
+    assert not backup_dir_for(path).exists()
+
+
+@pytest.mark.parametrize("text", ["[]", '"x"', '{"hooks": []}', '{"hooks": {"Stop": {}}}'])
+def test_wrong_shape_is_refused_untouched(gate: Gate, project: Path, text: str) -> None:
+    path = write(settings_file(project), text)
+    code, _, err = install(gate, project)
+    assert code != 0 and "nothing was changed" in err
+    assert path.read_text() == text
+
+
+def test_missing_interpreter_is_refused(gate: Gate, project: Path, tmp_path: Path) -> None:
+    code, _, err = install(gate, project, "--python", str(tmp_path / "nope" / "python"))
+    assert code != 0 and "does not exist" in err
+    assert not settings_file(project).exists()
+
+
+# --- dry run ----------------------------------------------------------------------------------------------------
+
+
+def test_dry_run_writes_nothing(gate: Gate, project: Path) -> None:
+    code, out, _ = install(gate, project, "--dry-run")
+    assert code == 0
+    assert out.startswith("--- /dev/null\n+++ ")
+    assert "+" in out and "gate.hook" in out
+    assert not settings_file(project).exists()
+    assert not (project / ".claude").exists()
+
+    path = write(settings_file(project), RICH)
+    code, out, _ = install(gate, project, "--dry-run")
+    assert code == 0 and f"--- {path}" in out
+    added = [line for line in out.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    removed = [line for line in out.splitlines() if line.startswith("-") and not line.startswith("---")]
+    assert added and not removed
+    assert path.read_text() == RICH
+    assert not backup_dir_for(path).exists()
+
+    install(gate, project)
+    installed = path.read_text()
+    code, out, _ = uninstall(gate, project, "--dry-run")
+    assert code == 0 and "-" in out and path.read_text() == installed
+    code, out, _ = install(gate, project, "--dry-run")
+    assert "nothing to change" in out
+
+
+# --- uninstall --------------------------------------------------------------------------------------------------
+
+
+def test_uninstall_removes_only_gate_entries(gate: Gate, project: Path) -> None:
+    path = write(settings_file(project), RICH)
+    install(gate, project)
+    # Someone hand-moves a user hook into gate's Stop group, and gate's entry into a user group.
+    data = json.loads(path.read_text())
+    stop_group = gate_groups(data)["Stop"][0]
+    stop_group["hooks"].append({"type": "command", "command": "notify-send done"})
+    data["hooks"]["PostToolUse"][0]["hooks"].append(dict(stop_group["hooks"][0]))
+    write(path, json.dumps(data, indent=2) + "\n")
+    assert uninstall(gate, project)[0] == 0
+    after = json.loads(path.read_text())
+    assert not wiring.find_gate_entries(after)
+    assert after["hooks"]["Stop"] == [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+    assert after["hooks"]["PostToolUse"] == json.loads(RICH)["hooks"]["PostToolUse"]
+    assert after["hooks"]["UserPromptSubmit"] == json.loads(RICH)["hooks"]["UserPromptSubmit"]
+    assert set(after["hooks"]) == {"UserPromptSubmit", "PostToolUse", "Stop"}  # emptied event lists removed
+
+
+def test_uninstall_removes_a_file_gate_created(gate: Gate, project: Path) -> None:
+    install(gate, project)
+    assert settings_file(project).exists()
+    code, out, _ = uninstall(gate, project)
+    assert code == 0 and "removed the file" in out
+    assert not settings_file(project).exists()
+    assert not (project / ".claude").exists()
+
+
+def test_uninstall_keeps_a_file_the_user_had(gate: Gate, project: Path) -> None:
+    path = write(settings_file(project), "{}\n")
+    install(gate, project)
+    uninstall(gate, project)
+    assert path.read_text() == "{}\n"
+
+
+def test_uninstall_without_gate_entries_changes_nothing(gate: Gate, project: Path) -> None:
+    path = write(settings_file(project), RICH)
+    code, out, _ = uninstall(gate, project)
+    assert code == 0 and "no gate hooks" in out
+    assert path.read_text() == RICH and not backup_dir_for(path).exists()
+    code, out, _ = uninstall(gate, project, "--scope", "local")
+    assert code == 0 and not settings_file(project, "local").exists()
+
+
+def test_uninstall_all_scopes(gate: Gate, project: Path) -> None:
+    user = write(Path.home() / ".claude" / "settings.json", RICH)
+    for scope in ("project", "local", "user"):
+        assert install(gate, project, "--scope", scope)[0] == 0
+    assert wiring.find_gate_entries(json.loads(user.read_text()))
+    assert uninstall(gate, project, "--scope", "all")[0] == 0
+    assert user.read_text() == RICH
+    assert not settings_file(project).exists() and not settings_file(project, "local").exists()
+
+
+# --- scopes and files -------------------------------------------------------------------------------------------
+
+
+def test_scopes_write_where_claude_code_reads(gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install(gate, project, "--scope", "local")
+    assert_wired(json.loads(settings_file(project, "local").read_text()))
+    assert not settings_file(project).exists()
+    install(gate, project, "--scope", "user")
+    assert_wired(json.loads((Path.home() / ".claude" / "settings.json").read_text()))
+    moved = project.parent / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(moved))
+    install(gate, project, "--scope", "user")
+    assert_wired(json.loads((moved / "settings.json").read_text()))
+
+
+def test_install_from_a_subdirectory_targets_the_project_root(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sub = project / "src" / "pkg"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    assert gate("install")[0] == 0
+    assert settings_file(project).exists() and not (sub / ".claude").exists()
+
+
+def test_symlinked_settings_stay_a_symlink_and_mode_is_kept(gate: Gate, project: Path, tmp_path: Path) -> None:
+    real = write(tmp_path / "dotfiles" / "settings.json", RICH)
+    real.chmod(0o600)
+    link = settings_file(project)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    install(gate, project)
+    assert link.is_symlink()
+    assert_wired(json.loads(real.read_text()))
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600
+    uninstall(gate, project)
+    assert link.is_symlink() and real.read_text() == RICH
+
+
+def test_byte_order_mark_is_kept(gate: Gate, project: Path) -> None:
+    path = settings_file(project)
+    path.parent.mkdir(parents=True)
+    path.write_bytes("\ufeff".encode() + RICH.encode())
+    assert install(gate, project)[0] == 0
+    assert path.read_bytes().startswith("\ufeff".encode())
+    uninstall(gate, project)
+    assert path.read_bytes() == "\ufeff".encode() + RICH.encode()
+
+
+# --- the editor itself ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{}",
+        '{"a": []}',
+        '{\n  "a": [\n    1\n  ]\n}',
+        '[\n  {"x": 1}, {\n    "y": [2, 3]\n  }\n]',
+        '{ "k" : "v\\"}" , "n" : { } }',
+    ],
+)
+def test_editor_append_then_remove_is_exact(text: str) -> None:
+    root = jsonedit.parse(text)
+    unit = jsonedit.detect_indent_unit(text, root)
+    key = "added" if root.kind == "object" else None
+    grown = jsonedit.append_child(text, root, {"z": [1, {"w": "ü"}]}, unit, key=key)
+    expected = json.loads(text)
+    if key:
+        expected[key] = {"z": [1, {"w": "ü"}]}
+    else:
+        expected.append({"z": [1, {"w": "ü"}]})
+    assert json.loads(grown) == expected
+    grown_root = jsonedit.parse(grown)
+    shrunk = jsonedit.remove_child(grown, grown_root, len(grown_root.children) - 1)
+    if json.loads(text):  # an emptied container comes back as {} / []
+        assert shrunk == text
+
+
+# --- the installed commands run as Claude Code runs them ----------------------------------------------------------
+
+
+def _synthetic(project: Path, name: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "session_id": "test-install-empty-env",
+        "transcript_path": str(project / "no-transcript.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": name,
+        **fields,
+    }
+
+
+SYNTHETIC_FIELDS: dict[str, dict[str, Any]] = {
+    "SessionStart": {"source": "startup"},
+    "UserPromptSubmit": {
+        "prompt": "How does the reserve account waterfall trigger work?",
+        "permission_mode": "default",
+    },
+    "PreToolUse": {"tool_name": "Read", "tool_input": {"file_path": "README.md"}, "tool_use_id": "toolu_1"},
+    "Stop": {"stop_hook_active": False, "last_assistant_message": "Done."},
+    "PreCompact": {"trigger": "manual", "custom_instructions": ""},
+}
+
+
+def test_installed_commands_answer_with_an_empty_environment(gate: Gate, project: Path) -> None:
+    """Hooks must work whatever PATH the session has: here there is none at all.
+
+    Only HOME and GATE_HOME are passed, so that the run writes into the test's temp dirs and not into the
+    real user's state; nothing else (no PATH, no VIRTUAL_ENV, no PYTHONPATH) reaches the hook.
+    """
+    assert gate("remember", "The reserve account waterfall triggers at 30 days overdue", "--kind", "decision")[0] == 0
+    install(gate, project)
+    data = json.loads(settings_file(project).read_text())
+    env = {"HOME": os.environ["HOME"], "GATE_HOME": os.environ["GATE_HOME"]}
+    for spec in wiring.EVENTS:
+        (group,) = gate_groups(data)[spec.event]
+        command = group["hooks"][0]["command"]
+        proc = subprocess.run(
+            ["/bin/sh", "-c", command],
+            input=json.dumps(_synthetic(project, spec.event, **SYNTHETIC_FIELDS[spec.event])),
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=project,
+            timeout=60,
+        )
+        assert proc.returncode == 0, (spec.event, proc.stderr)
+        out = proc.stdout.strip()
+        if out:  # exactly one JSON object, or nothing
+            answer = json.loads(out)
+            assert isinstance(answer, dict), spec.event
+            if "hookSpecificOutput" in answer:
+                assert answer["hookSpecificOutput"]["hookEventName"] == spec.event
+        if spec.event == "UserPromptSubmit":
+            assert "decision" not in (json.loads(out) if out else {})  # never blocks a prompt
+    assert not error_log_file().exists() or not error_log_file().read_text().strip()
+
+
+def test_gate_console_script_installs_with_no_path(project: Path, tmp_path: Path) -> None:
+    """The `gate` entry point itself needs no PATH either (install.sh and CI call it by absolute path)."""
+    script = Path(sys.executable).parent / "gate"
+    env = {"HOME": os.environ["HOME"], "GATE_HOME": os.environ["GATE_HOME"]}
+    proc = subprocess.run(
+        [str(script), "install", "--project", str(project)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(settings_file(project).read_text())
+    python = wiring.interpreter_of(gate_groups(data)["Stop"][0]["hooks"][0]["command"])
+    assert python is not None and Path(python).parent == Path(sys.executable).parent  # the venv's own python
+    assert_wired(data, python=python)
+
+
+# --- the plugin -------------------------------------------------------------------------------------------------
+
+
+def test_plugin_hooks_match_the_installed_wiring() -> None:
+    """Both front doors wire the same events, matchers and timeouts."""
+    hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
+    assert list(hooks) == list(wiring.EVENT_NAMES)
+    for spec in wiring.EVENTS:
+        (group,) = hooks[spec.event]
+        assert group.get("matcher") == spec.matcher
+        (entry,) = group["hooks"]
+        assert entry == {
+            "type": "command",
+            "command": '/bin/sh "${CLAUDE_PLUGIN_ROOT}/hooks/run"',
+            "timeout": spec.timeout,
+        }
+
+
+def test_plugin_manifests_agree_with_the_package() -> None:
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    plugin = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    market = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
+    assert plugin["name"] == "memory-gate" and plugin["version"] == version
+    (entry,) = market["plugins"]
+    assert entry["name"] == plugin["name"] and entry["source"] == "./" and entry["version"] == version
+
+
+def _launcher(root: Path, data: Path, env: dict[str, str], event: dict[str, Any]) -> subprocess.CompletedProcess:
+    full = {"HOME": os.environ["HOME"], "GATE_HOME": os.environ["GATE_HOME"], "PATH": "/usr/bin:/bin", **env}
+    full.update(CLAUDE_PLUGIN_ROOT=str(root), CLAUDE_PLUGIN_DATA=str(data))
+    return subprocess.run(
+        ["/bin/sh", str(REPO / "hooks" / "run")],
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=60,
+    )
+
+
+def test_launcher_fails_open_and_says_so_once_while_not_ready(project: Path, tmp_path: Path) -> None:
+    data = tmp_path / "plugin-data"
+    (data / "setup.lock").mkdir(parents=True)  # a setup already running: the launcher must not start another
+    event = _synthetic(project, "UserPromptSubmit", prompt="hello there")
+    first = _launcher(REPO, data, {}, event)
+    assert first.returncode == 0 and first.stdout == ""
+    second = _launcher(REPO, data, {}, event)
+    assert second.returncode == 0 and second.stdout == ""
+    # The lock is busy, so this run starts nothing; the notice belongs to whoever took the lock.
+    (data / "setup.lock").rmdir()
+    (data / "setup.failed").touch()  # a failed setup is retried later, not on every prompt
+    third = _launcher(REPO, data, {}, event)
+    assert third.returncode == 0 and third.stdout == "" and not (data / "venv").exists()
+
+
+def test_launcher_notice_is_logged_once(project: Path, tmp_path: Path) -> None:
+    data = tmp_path / "plugin-data"
+    tools = tmp_path / "tools-but-no-python"
+    tools.mkdir()
+    for name in ("cat", "date", "dirname", "find", "mkdir", "rm", "uname"):
+        found = next(Path(d) / name for d in ("/usr/bin", "/bin") if (Path(d) / name).exists())
+        (tools / name).symlink_to(found)
+    # No python on PATH and GATE_PYTHON unset: setup cannot start, which is said once per setup attempt.
+    env = {"PATH": str(tools)}
+    event = _synthetic(project, "UserPromptSubmit", prompt="hello there")
+    runs = [_launcher(tmp_path / "root-without-python", data, env, event) for _ in range(2)]
+    assert all(run.returncode == 0 and run.stdout == "" for run in runs)
+    log = error_log_file().read_text().splitlines()
+    assert sum("first use" in line for line in log) == 1
+    assert "memory-gate plugin" in runs[0].stderr
+
+
+def test_launcher_runs_the_hook_when_ready(project: Path, tmp_path: Path) -> None:
+    data = tmp_path / "plugin-data"
+    bin_dir = data / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    # A stand-in for the venv's python: this test environment's interpreter (which has gate installed).
+    shim = bin_dir / "python"
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    shim.chmod(0o755)
+    (data / "venv" / ".gate-ready").write_text(f"{REPO}\n")
+    event = _synthetic(project, "SessionStart", source="startup")
+    proc = _launcher(REPO, data, {}, event)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "" or isinstance(json.loads(proc.stdout), dict)
+    # GATE_PYTHON wins over everything (an environment managed by hand).
+    proc = _launcher(REPO, tmp_path / "elsewhere", {"GATE_PYTHON": sys.executable}, event)
+    assert proc.returncode == 0 and not (tmp_path / "elsewhere").exists()

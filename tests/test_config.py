@@ -1,0 +1,231 @@
+"""Settings: the CLI's pydantic-settings model and the hooks' stdlib loader give the same answers.
+
+Both read gate.defaults.DEFAULTS < the user's config.toml < the project's .gate/config.toml < GATE_* env.
+A project's checked-in config can never move where private memories, state and logs are written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomli_w
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gate.commands.config import load_config
+from gate.defaults import DEFAULTS, LOCATION_KEYS
+from gate.errors import GateError
+from gate.paths import ProjectPaths, user_config_file, user_dirs
+from gate.settings import load_settings
+
+Gate = Callable[..., tuple[int, str, str]]
+BOOLS = [key for key, value in DEFAULTS.items() if isinstance(value, bool)]
+INTS = [key for key, value in DEFAULTS.items() if isinstance(value, int) and not isinstance(value, bool)]
+
+
+def write_toml(path: Path, values: dict[str, Any] | None) -> None:
+    if values is None:
+        if path.exists():
+            path.unlink()
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(tomli_w.dumps(values), encoding="utf-8")
+
+
+def both(project: Path, user: dict | None, proj: dict | None, env: dict[str, str]) -> tuple[Any, Any]:
+    """(stdlib result or its exception type, pydantic result or its exception type) for the same inputs."""
+    write_toml(user_config_file(), user)
+    write_toml(project / ".gate" / "config.toml", proj)
+    try:
+        hot: Any = load_settings(project, environ=env)
+    except Exception as error:
+        hot = type(error)
+    try:
+        cold: Any = load_config(project, environ=env)[0].model_dump()
+    except GateError as error:
+        cold = type(error)
+    return hot, cold
+
+
+def test_model_has_exactly_the_default_settings() -> None:
+    config, sources = load_config(None, environ={})
+    assert config.model_dump() == DEFAULTS
+    assert set(sources.values()) == {"default"}
+    assert not LOCATION_KEYS & set(DEFAULTS)
+
+
+def test_keys_are_both_assumed_bool_or_int() -> None:
+    # The agreement below covers these two kinds; a setting of another kind needs its own cases here.
+    assert set(BOOLS) | set(INTS) == set(DEFAULTS)
+
+
+CASES: list[tuple[str, dict | None, dict | None, dict[str, str]]] = [
+    ("defaults", None, None, {}),
+    ("empty files", {}, {}, {}),
+    ("user file", {INTS[0]: 3, BOOLS[0]: False}, None, {}),
+    ("project over user", {INTS[0]: 3, BOOLS[0]: False}, {INTS[0]: 4}, {}),
+    ("env over project", {INTS[0]: 3}, {INTS[0]: 4, BOOLS[0]: True}, {f"GATE_{INTS[0].upper()}": "9"}),
+    ("string bools in toml", {BOOLS[0]: "off"}, {BOOLS[-1]: "Yes"}, {}),
+    ("env bools", None, None, {f"GATE_{key.upper()}": v for key, v in zip(BOOLS, ["0", "ON", " no "], strict=False)}),
+    ("empty env bool is off", None, None, {f"GATE_{BOOLS[0].upper()}": ""}),
+    (
+        "env ints with spaces and underscores",
+        None,
+        None,
+        {f"GATE_{INTS[0].upper()}": " 12 ", f"GATE_{INTS[-1].upper()}": "5_000"},
+    ),
+    ("whole float in toml", {INTS[0]: 7.0}, None, {}),
+    ("zero", None, {INTS[0]: 0}, {}),
+    ("lower-case env names are not gate's", None, None, {f"gate_{INTS[0]}": "99"}),
+    ("other GATE_ variables are not settings", None, None, {"GATE_HOME": "/elsewhere", "GATE_DOCTOR": "1"}),
+    ("bad bool in toml", {BOOLS[0]: "maybe"}, None, {}),
+    ("bad bool in env", None, None, {f"GATE_{BOOLS[0].upper()}": "2"}),
+    ("bad int in env", None, None, {f"GATE_{INTS[0].upper()}": "ten"}),
+    ("bool for an int", None, {INTS[0]: True}, {}),
+    ("bad value even when overridden", {INTS[0]: "x"}, None, {f"GATE_{INTS[0].upper()}": "3"}),
+]
+
+
+@pytest.mark.parametrize(("name", "user", "proj", "env"), CASES, ids=[c[0] for c in CASES])
+def test_pydantic_model_and_stdlib_loader_agree(project: Path, name: str, user, proj, env) -> None:
+    hot, cold = both(project, user, proj, env)
+    if isinstance(hot, type) or isinstance(cold, type):
+        assert isinstance(hot, type) and isinstance(cold, type), (name, hot, cold)  # both refuse
+    else:
+        assert hot == cold
+
+
+# Inputs the CLI refuses and that the hooks' loader, as of this writing, accepts: a fractional number is
+# truncated and a negative count is taken as is. Both should refuse (change requested in gate/settings.py).
+DIVERGING = [
+    ("fractional int", {INTS[0]: 5.5}),
+    ("negative int", {INTS[0]: -1}),
+]
+
+
+@pytest.mark.xfail(reason="gate.settings._coerce still accepts these; see the install report", strict=False)
+@pytest.mark.parametrize(("name", "proj"), DIVERGING, ids=[c[0] for c in DIVERGING])
+def test_both_refuse_out_of_range_numbers(project: Path, name: str, proj: dict) -> None:
+    hot, cold = both(project, None, proj, {})
+    assert isinstance(cold, type)
+    assert isinstance(hot, type)
+
+
+_bool_forms = st.sampled_from([True, False, "on", "off", "yes", "no", "1", "0", "true", "FALSE"])
+_int_forms = st.integers(min_value=0, max_value=10**7).flatmap(lambda n: st.sampled_from([n, str(n), float(n)]))
+
+
+def _as_env(value: Any) -> str:
+    """An environment variable can only carry text."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return str(int(value))
+    return str(value)
+
+
+def _layer(string_only: bool = False) -> st.SearchStrategy[dict[str, Any]]:
+    def form(key: str) -> st.SearchStrategy[Any]:
+        base = _bool_forms if key in BOOLS else _int_forms
+        return base.map(_as_env) if string_only else base
+
+    return st.fixed_dictionaries({}, optional={key: form(key) for key in DEFAULTS})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(user=_layer(), proj=_layer(), env=_layer(string_only=True))
+def test_agreement_on_generated_layers(project: Path, user: dict, proj: dict, env: dict) -> None:
+    environ = {f"GATE_{key.upper()}": value for key, value in env.items()}
+    hot, cold = both(project, user, proj, environ)
+    assert hot == cold
+    for key in DEFAULTS:  # and the precedence is the documented one
+        expected = next((layer[key] for layer in (env, proj, user) if key in layer), DEFAULTS[key])
+        if isinstance(DEFAULTS[key], bool):
+            assert hot[key] is (str(expected).strip().lower() in {"1", "true", "yes", "on"})
+        else:
+            assert hot[key] == int(float(expected))
+
+
+# --- a project's config cannot move private state ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", sorted(LOCATION_KEYS))
+def test_project_config_cannot_move_private_state(project: Path, key: str, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "attacker-controlled"
+    write_toml(project / ".gate" / "config.toml", {key: str(elsewhere), INTS[0]: 2})
+    with pytest.raises(GateError) as refused:
+        load_config(project, environ={})
+    assert key in str(refused.value) and "project" in str(refused.value)
+    assert refused.value.hint and "GATE_HOME" in refused.value.hint
+    # The hooks ignore the key (and keep the rest); the locations stay the user's.
+    hot = load_settings(project, environ={})
+    assert key not in hot and hot[INTS[0]] == 2
+    paths = ProjectPaths.for_cwd(project)
+    for location in (paths.private_store, paths.index_dir, user_dirs().state, user_dirs().log):
+        assert not str(location).startswith(str(elsewhere))
+        assert not str(location).startswith(str(project))
+
+
+def test_user_config_location_key_is_explained(project: Path) -> None:
+    write_toml(user_config_file(), {"data_dir": "/tmp/x"})
+    with pytest.raises(GateError) as refused:
+        load_config(project, environ={})
+    assert "GATE_HOME" in (refused.value.hint or "")
+
+
+def test_unknown_key_is_reported_with_its_file(project: Path) -> None:
+    write_toml(project / ".gate" / "config.toml", {"writeback_cpa": 3})
+    with pytest.raises(GateError) as refused:
+        load_config(project, environ={})
+    assert "writeback_cpa" in str(refused.value) and "config.toml" in str(refused.value)
+    assert "writeback_cap" in (refused.value.hint or "")
+
+
+def test_toml_syntax_error_is_reported(project: Path) -> None:
+    (project / ".gate").mkdir()
+    (project / ".gate" / "config.toml").write_text("writeback_cap = = 3\n")
+    with pytest.raises(GateError) as refused:
+        load_config(project, environ={})
+    assert "not valid TOML" in str(refused.value)
+
+
+# --- the command ------------------------------------------------------------------------------------------------
+
+
+def test_config_show_json_names_sources(gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_toml(project / ".gate" / "config.toml", {INTS[0]: 2})
+    monkeypatch.setenv(f"GATE_{BOOLS[0].upper()}", "off")
+    code, out, _ = gate("config", "show", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["settings"][INTS[0]] == 2 and report["settings"][BOOLS[0]] is False
+    assert report["sources"][INTS[0]].startswith("project config")
+    assert report["sources"][BOOLS[0]] == f"GATE_{BOOLS[0].upper()}"
+    code, text, _ = gate("config")
+    assert code == 0 and INTS[0] in text and "(default)" in text
+
+
+def test_config_path_json(gate: Gate, project: Path) -> None:
+    code, out, _ = gate("config", "path", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["user_config"] == str(user_config_file())
+    assert report["project_config"] == str(project / ".gate" / "config.toml")
+    assert report["project_config_exists"] is False
+    assert set(report["dirs"]) == {"config", "data", "state", "cache", "log"}
+
+
+def test_config_check_exit_codes(gate: Gate, project: Path) -> None:
+    code, out, _ = gate("config", "check", "--json")
+    assert code == 0 and json.loads(out) == {"ok": True, "errors": []}
+    write_toml(project / ".gate" / "config.toml", {"home": "/tmp/elsewhere"})
+    code, out, _ = gate("config", "check", "--json")
+    assert code != 0
+    report = json.loads(out)
+    assert report["ok"] is False and "home" in report["errors"][0]
+    code, _, err = gate("config", "show")
+    assert code != 0 and "hint:" in err

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
+
 
 DEFAULTS: dict[str, Any] = {
     # write-back gate

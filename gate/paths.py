@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -26,13 +25,26 @@ except ImportError:
         from hashlib import sha256 as _sha256  # type: ignore[no-redef]
 
 
-@dataclass(frozen=True)
 class UserDirs:
-    config: Path
-    data: Path
-    state: Path
-    cache: Path
-    log: Path
+    """Where one user's state lives. (Plain classes here: the hook pays for importing dataclasses.)"""
+
+    __slots__ = ("cache", "config", "data", "log", "state")
+
+    def __init__(self, config: Path, data: Path, state: Path, cache: Path, log: Path) -> None:
+        self.config = config
+        self.data = data
+        self.state = state
+        self.cache = cache
+        self.log = log
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UserDirs) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, n) for n in self.__slots__))
+
+    def __repr__(self) -> str:
+        return "UserDirs(" + ", ".join(f"{n}={getattr(self, n)!s}" for n in self.__slots__) + ")"
 
 
 def _xdg(var: str, fallback: str) -> Path:
@@ -94,13 +106,18 @@ def project_key(root: Path) -> str:
     return f"{slug}-{digest}"
 
 
-@dataclass(frozen=True)
 class ProjectPaths:
     """All locations that concern one project, for one user."""
 
-    root: Path
-    key: str
-    dirs: UserDirs
+    __slots__ = ("dirs", "key", "root")
+
+    def __init__(self, root: Path, key: str, dirs: UserDirs) -> None:
+        self.root = root
+        self.key = key
+        self.dirs = dirs
+
+    def __repr__(self) -> str:
+        return f"ProjectPaths(root={self.root!s}, key={self.key})"
 
     @classmethod
     def for_cwd(cls, cwd: str | os.PathLike[str] | None = None) -> ProjectPaths:

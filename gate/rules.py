@@ -15,9 +15,12 @@ import os
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from gate.paths import user_dirs
+
+TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def shipped_rules_dir() -> Path:

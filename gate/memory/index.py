@@ -12,19 +12,21 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import tantivy
 
-from gate.memory.files import CorruptMemoryFile, FileEntry, read_memory, scan_dir
-from gate.memory.model import Memory
 from gate.paths import ProjectPaths
 from gate.textproc import ANALYZER_NAME, analyzer, expand_identifiers
+
+TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gate.memory.files import CorruptMemoryFile
+    from gate.memory.model import Memory
 
 SCHEMA_VERSION = 2
 RACY_WINDOW_NS = 1_000_000_000
@@ -54,15 +56,18 @@ def _build_schema() -> tantivy.Schema:
 SCHEMA = _build_schema()
 
 
-@dataclass
 class CatchUp:
     """What one catch-up did."""
 
-    added: int = 0
-    removed: int = 0
-    changed_dirs: list[str] = field(default_factory=list)
-    corrupt: list[CorruptMemoryFile] = field(default_factory=list)
-    skipped_busy: bool = False
+    def __init__(self) -> None:
+        self.added = 0
+        self.removed = 0
+        self.changed_dirs: list[str] = []
+        self.corrupt: list[CorruptMemoryFile] = []
+        self.skipped_busy = False
+
+    def __repr__(self) -> str:
+        return f"CatchUp(added={self.added}, removed={self.removed}, corrupt={len(self.corrupt)})"
 
     @property
     def touched(self) -> bool:
@@ -157,6 +162,8 @@ class MemoryIndex:
         return self._index
 
     def _wipe(self) -> None:
+        import shutil
+
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(parents=True, exist_ok=True)
         self._index = None
@@ -227,13 +234,15 @@ class MemoryIndex:
         dirs_state: dict[str, Any],
         report: CatchUp,
     ) -> None:
+        from gate.memory.files import CorruptMemoryFile, read_memory, scan_dir  # only when something changed
+
         directory = self.store_dirs[scope]
         # Stat the directory BEFORE listing it: a write after this moment moves the mtime past what we record.
         mtime = _dir_mtime(directory)
         known = files_state.get(scope, {})
         if dirs_state.get(scope, {}).get("path") not in (None, str(directory)):
             known = {}  # the scope moved (GATE_HOME changed): everything here is new
-        current: dict[str, FileEntry] = {entry.name: entry for entry in scan_dir(directory)}
+        current = {entry.name: entry for entry in scan_dir(directory)}
         updated: dict[str, list[Any]] = {}
         for name in known.keys() - current.keys():
             writer.delete_documents_by_term("key", f"{scope}/{Path(name).stem}")

@@ -12,13 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gate.errors import ValidationError
+from gate.memory.vocab import KINDS, LINK_TYPES, SCOPES, SOURCES, STATUSES
 
-KINDS = ("directive", "gotcha", "finding", "decision", "fix", "task", "preference", "reference")
-SCOPES = ("private", "team", "user")
-SOURCES = ("agent", "user", "human")
-STATUSES = ("active", "superseded", "forgotten")
-# Order matters: the related appendix lists edges in this order.
-LINK_TYPES = ("supersedes", "fixes", "caused_by", "contradicts", "relates")
+__all__ = ["KINDS", "LINK_TYPES", "SCOPES", "SOURCES", "STATUSES", "Link", "Memory", "mint_id", "now_iso"]
 
 ID_PATTERN = re.compile(r"^[a-z0-9-]{3,40}$")
 TITLE_MAX = 160

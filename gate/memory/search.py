@@ -1,5 +1,7 @@
 """Ranked search over one project's index (hot path): BM25, supersession, scoping, cliff, cap, related appendix.
 
+Plain classes, not dataclasses: the hook pays for every import (see gate/gates/base.py).
+
 Every candidate the index returned keeps a disposition code, so `gate trace` can say why a memory was or
 was not delivered: ADMITTED, BELOW_FLOOR, BELOW_CLIFF, OVER_CAP, SUPERSEDED_SUCCESSOR_AVAILABLE,
 SUPERSEDED_NO_SUCCESSOR, OTHER_PROJECT, ALREADY_DELIVERED, DUPLICATE.
@@ -8,24 +10,26 @@ SUPERSEDED_NO_SUCCESSOR, OTHER_PROJECT, ALREADY_DELIVERED, DUPLICATE.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
-from typing import Any
 
 from gate.memory.index import MemoryIndex
-from gate.memory.model import LINK_TYPES
+from gate.memory.vocab import LINK_TYPES
 from gate.rules import load_rules
 from gate.textproc import terms as text_terms
+
+TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_QUERY_TERMS = 32
 MAX_CHAIN = 16
 
 
-@dataclass
 class Hit:
-    record: dict[str, Any]
-    score: float
-    superseding: list[str] = field(default_factory=list)  # ids this hit stands in for
-    matched: list[str] = field(default_factory=list)  # query terms the memory contains
+    def __init__(self, record: dict[str, Any], score: float, superseding: list[str] | None = None) -> None:
+        self.record = record
+        self.score = score
+        self.superseding = superseding or []  # ids this hit stands in for
+        self.matched: list[str] = []  # query terms the memory contains
 
     @property
     def id(self) -> str:
@@ -42,12 +46,12 @@ class Hit:
         return data
 
 
-@dataclass
 class Related:
-    record: dict[str, Any]
-    edge: str
-    from_id: str
-    direction: str  # "out": the hit links to it; "in": it links to the hit
+    def __init__(self, record: dict[str, Any], edge: str, from_id: str, direction: str) -> None:
+        self.record = record
+        self.edge = edge
+        self.from_id = from_id
+        self.direction = direction  # "out": the hit links to it; "in": it links to the hit
 
     @property
     def id(self) -> str:
@@ -64,13 +68,15 @@ class Related:
         }
 
 
-@dataclass
 class Candidate:
-    id: str
-    title: str
-    score: float
-    disposition: str
-    detail: str = ""
+    """One memory the index returned, and what became of it (for `gate trace`)."""
+
+    def __init__(self, id: str, title: str, score: float, disposition: str, detail: str = "") -> None:
+        self.id = id
+        self.title = title
+        self.score = score
+        self.disposition = disposition
+        self.detail = detail
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "score": round(self.score, 4), "disposition": self.disposition}
@@ -79,14 +85,22 @@ class Candidate:
         return data
 
 
-@dataclass
 class SearchResult:
-    terms: list[str]
-    hits: list[Hit]
-    related: list[Related]
-    candidates: list[Candidate]
-    top_score: float = 0.0
-    cliff: float = 0.0
+    def __init__(
+        self,
+        terms: list[str],
+        hits: list[Hit],
+        related: list[Related],
+        candidates: list[Candidate],
+        top_score: float = 0.0,
+        cliff: float = 0.0,
+    ) -> None:
+        self.terms = terms
+        self.hits = hits
+        self.related = related
+        self.candidates = candidates
+        self.top_score = top_score
+        self.cliff = cliff
 
     def to_json(self) -> dict[str, Any]:
         return {

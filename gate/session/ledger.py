@@ -16,11 +16,13 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gate.paths import ensure_private_dir, sessions_dir
+
+TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
 
 VERSION = 1
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
@@ -33,28 +35,76 @@ def session_file_stem(session_id: str) -> str:
     return "h-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-@dataclass
-class Ledger:
-    session: str
-    project: str = ""
-    version: int = VERSION
-    created: float = field(default_factory=time.time)
-    updated: float = field(default_factory=time.time)
-    window: int = 0  # compaction windows seen; deliveries dedup within one window
+# field -> default factory; the ledger file is exactly these keys
+_FIELDS: dict[str, Any] = {
+    "session": str,
+    "project": str,
+    "version": lambda: VERSION,
+    "created": time.time,
+    "updated": time.time,
+    "window": int,  # compaction windows seen; deliveries dedup within one window
     # Why the next real prompt counts as a shift whatever it says: "session" (new session) or "compaction".
-    force_shift: str = "session"
-    prompts: int = 0
-    delivered: list[str] = field(default_factory=list)  # ids delivered in this window, in order
-    delivered_total: int = 0
-    anchors_fired: dict[str, float] = field(default_factory=dict)  # trigger key -> time, this window
-    cooldowns: dict[str, float] = field(default_factory=dict)  # memory id -> last delivery time, all windows
-    topic: dict[str, Any] = field(default_factory=dict)
-    compaction_pending: bool = False
-    writeback_blocks: int = 0
-    writeback_pending: dict[str, Any] | None = None  # the last block, until the next Stop tells its outcome
-    writeback_outcomes: list[str] = field(default_factory=list)
-    muted: bool = False
-    injected_chars: int = 0
+    "force_shift": lambda: "session",
+    "prompts": int,
+    "delivered": list,  # ids delivered in this window, in order
+    "delivered_total": int,
+    "anchors_fired": dict,  # trigger key -> time, this window
+    "cooldowns": dict,  # memory id -> last delivery time, all windows
+    "topic": dict,
+    "compaction_pending": bool,
+    "writeback_blocks": int,
+    "writeback_pending": lambda: None,  # the last block, until the next Stop tells its outcome
+    "writeback_outcomes": list,
+    "muted": bool,
+    "injected_chars": int,
+}
+
+
+def _same_kind(value: Any, default: Any) -> bool:
+    if default is None:
+        return value is None or isinstance(value, dict)
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, type(default)) and not (isinstance(value, bool) and not isinstance(default, bool))
+
+
+class Ledger:
+    """One session's state. A plain class, not a dataclass: the hook pays for every import (see bench/)."""
+
+    __slots__ = tuple(_FIELDS)
+    session: str
+    project: str
+    version: int
+    created: float
+    updated: float
+    window: int
+    force_shift: str
+    prompts: int
+    delivered: list[str]
+    delivered_total: int
+    anchors_fired: dict[str, float]
+    cooldowns: dict[str, float]
+    topic: dict[str, Any]
+    compaction_pending: bool
+    writeback_blocks: int
+    writeback_pending: dict[str, Any] | None
+    writeback_outcomes: list[str]
+    muted: bool
+    injected_chars: int
+
+    def __init__(self, session: str, **values: Any) -> None:
+        for name, factory in _FIELDS.items():
+            default = factory()
+            value = values.get(name, default)
+            if not _same_kind(value, default):
+                value = default  # a damaged field costs at most one repeated delivery, never the hook
+            setattr(self, name, value)
+        self.session = session
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _FIELDS}
 
     def mark_delivered(self, ids: list[str]) -> None:
         now = time.time()
@@ -87,11 +137,8 @@ def _load(path: Path, session_id: str) -> Ledger:
         return Ledger(session=session_id)  # a damaged ledger costs at most one repeated delivery
     if not isinstance(data, dict) or data.get("version") != VERSION:
         return Ledger(session=session_id)
-    known = Ledger.__dataclass_fields__
-    try:
-        return Ledger(**{k: v for k, v in data.items() if k in known})
-    except TypeError:
-        return Ledger(session=session_id)
+    session = data.pop("session", session_id)
+    return Ledger(str(session), **{k: v for k, v in data.items() if k in _FIELDS})
 
 
 def _save(path: Path, ledger: Ledger) -> None:
@@ -99,7 +146,7 @@ def _save(path: Path, ledger: Ledger) -> None:
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(asdict(ledger), handle, separators=(",", ":"))
+        json.dump(ledger.to_dict(), handle, separators=(",", ":"))
     os.replace(temp, path)
 
 

@@ -17,12 +17,12 @@ APP_NAME = "memory-gate"
 
 
 try:  # the builtin sha256 spares the hook hashlib's OpenSSL load (~2 ms); same digest
-    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]  # Python 3.12+
+    from _sha2 import sha256 as sha256_builtin  # type: ignore[import-not-found]  # Python 3.12+
 except ImportError:
     try:
-        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef]  # Python 3.11
+        from _sha256 import sha256 as sha256_builtin  # type: ignore[import-not-found,no-redef]  # Python 3.11
     except ImportError:
-        from hashlib import sha256 as _sha256  # type: ignore[no-redef]
+        from hashlib import sha256 as sha256_builtin  # type: ignore[no-redef]
 
 
 class UserDirs:
@@ -102,7 +102,7 @@ def project_root(cwd: str | os.PathLike[str] | None = None) -> Path:
 def project_key(root: Path) -> str:
     """A stable directory name for a project: readable basename plus a hash of its absolute path."""
     slug = re.sub(r"[^a-z0-9]+", "-", root.name.lower()).strip("-")[:40] or "root"
-    digest = _sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    digest = sha256_builtin(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return f"{slug}-{digest}"
 
 

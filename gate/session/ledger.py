@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -18,7 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from gate.paths import ensure_private_dir, sessions_dir
+from gate.paths import ensure_private_dir, sessions_dir, sha256_builtin
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -32,7 +31,7 @@ def session_file_stem(session_id: str) -> str:
     """A file name for any session id: the id itself when harmless, else a hash of it."""
     if _SAFE_ID.match(session_id) and session_id not in {".", ".."}:
         return session_id
-    return "h-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return "h-" + sha256_builtin(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 # field -> default factory; the ledger file is exactly these keys

@@ -131,11 +131,14 @@ def _runs(turn: Turn, rules: Rules) -> list[_Run]:
     commands = _patterns(rules, "fix", "tools", key="run_commands")
     fails = _patterns(rules, "fix", "tools", key="fail_output", text=False)
     passes = _patterns(rules, "fix", "tools", key="pass_output", text=False)
+    stores = _patterns(rules, "store", key="commands")
     runs = []
     for use in turn.tool_uses:
         command = use.input.get("command")
         if use.name != "Bash" or not isinstance(command, str) or not any(p.search(command) for p in commands):
             continue
+        if any(p.search(command) for p in stores):
+            continue  # storing a memory is not a run of the code
         result = turn.result_for(use.id)
         if result is None:
             continue
@@ -175,7 +178,7 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str]] | None:
     passed_after = [r for r in runs if r.passed and r.seq > first_edit]
     if not passed_after:
         return None
-    success = passed_after[-1]
+    success = passed_after[0]  # the first green run after editing is the one the edits made pass
     failed_before = [r for r in runs if not r.passed and r.seq < success.seq]
     asked = any(p.search(turn.prompt) for p in _patterns(rules, "fix", "tools", key="prompt_asks"))
     if not failed_before and not asked:

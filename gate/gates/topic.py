@@ -224,6 +224,23 @@ def _readable(chosen: list[str], surface: Mapping[str, str], sequence: list[str 
 # the verdict
 
 
+def _cue(prompt: str, rules: Rules, kind: str) -> bool:
+    """Does the prompt carry a discourse marker of this kind ("pivot" or "continuation")?"""
+    patterns = tuple(str(p) for p in _section(rules, "cues").get(kind, []))
+    return any(pattern.search(prompt[:2000]) for pattern in _compile(patterns))
+
+
+@cache
+def _compile(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern, re.IGNORECASE))
+        except re.error:
+            continue  # a user's broken override loses one cue, never the gate
+    return tuple(compiled)
+
+
 def assess(
     prompt: str,
     record: TopicRecord | None,
@@ -254,8 +271,11 @@ def assess(
     weights = {t: (1.0 + math.log(c)) * (weak_weight if t in weak else 1.0) for t, c in counts.items()}
     new = {t for t in weights if not _known(t, context, min_prefix)}
     content = [t for t in weights if t not in weak]
-    total = sum(weights.values())
-    novelty = sum(weights[t] for t in new) / total if total else 0.0
+    # Shared terms weigh known_weight times more: a follow-up adds new details, a new subject shares nothing.
+    known_weight = _num(rules, "shift", "known_weight", 1.0)
+    new_weight = sum(weights[t] for t in new)
+    total = new_weight + known_weight * sum(w for t, w in weights.items() if t not in new)
+    novelty = new_weight / total if total else 0.0
 
     # Strongest terms: new content words first, then known ones; earlier words win ties.
     order = {t: i for i, t in enumerate(counts)}
@@ -270,10 +290,15 @@ def assess(
         return ShiftVerdict(False, "trivial", readable, round(novelty, 3), stems)
     if not record:
         return ShiftVerdict(True, "first_prompt", readable, 1.0, stems)
-    new_content = [t for t in new if t not in weak]
-    shift = novelty >= _num(rules, "shift", "novelty_threshold", 0.5) and len(new_content) >= int(
-        _num(rules, "shift", "min_new_terms", 1)
-    )
+    new_content = sum(1 for t in new if t not in weak)
+    threshold = _num(rules, "shift", "novelty_threshold", 0.8)
+    min_new = int(_num(rules, "shift", "min_new_terms", 4))
+    if _cue(prompt, rules, "pivot"):
+        threshold, min_new = _num(rules, "cues", "pivot_novelty", 0.3), 1
+    elif _cue(prompt, rules, "continuation"):
+        threshold = _num(rules, "cues", "continuation_threshold", 0.99)
+        min_new += int(_num(rules, "cues", "continuation_extra_terms", 2))
+    shift = novelty >= threshold and new_content >= min_new
     return ShiftVerdict(shift, "topic_shift" if shift else "no_shift", readable, round(novelty, 3), stems)
 
 

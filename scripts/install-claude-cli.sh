@@ -45,7 +45,11 @@ find_working() {
     local bin out
     while IFS= read -r bin; do
         [ -x "$bin" ] || continue
-        out="$(timeout 60 "$bin" --version 2>/dev/null || true)"
+        if command -v timeout >/dev/null 2>&1; then
+            out="$(timeout 60 "$bin" --version 2>/dev/null </dev/null || true)"
+        else  # e.g. macOS without coreutils
+            out="$("$bin" --version 2>/dev/null </dev/null || true)"
+        fi
         case "$out" in
             "$VERSION "*|"$VERSION")
                 (cd "$(dirname "$bin")" && printf '%s/%s\n' "$(pwd -P)" "$(basename "$bin")")

@@ -1,0 +1,185 @@
+"""The `gate stats` report: every figure as one JSON-ready dict, and the text a user reads in ten seconds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gate.session.audit import read_audit
+from gate.stats.health import failure_figures, latency_figures
+from gate.stats.injection import injection_figures
+from gate.stats.select import Selection, select
+from gate.stats.store_size import store_figures
+from gate.stats.usage import usage_figures
+from gate.stats.writeback import adoption_figures, writeback_figures
+
+NO_ACTIVITY = "no activity yet: no hook evaluation is in the audit log."
+NO_ACTIVITY_HINT = (
+    "check the wiring with `gate doctor` (it runs each hook once); `gate install` wires the hooks into Claude Code"
+)
+
+
+def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict[str, Any]:
+    everything = [r for r in read_audit() if r.get("synthetic") is not True]
+    records, failures = select(everything, selection)
+    sessions = len({r.get("session") for r in records if r.get("session")})
+    writeback = writeback_figures(records, cap)
+    report: dict[str, Any] = {
+        "filters": selection.to_json(),
+        "evaluations": len(records),
+        "sessions": sessions,
+        "first": records[0].get("ts") if records else None,
+        "last": records[-1].get("ts") if records else None,
+        "injection": injection_figures(records),
+        "use": usage_figures(records),
+        "writeback": writeback,
+        "adoption": adoption_figures(writeback, sessions),
+        "health": {
+            "latency_ms": latency_figures(records + failures),
+            **failure_figures(failures),
+            "store": store_figures(selection.project_root),
+        },
+        "empty": not records,
+    }
+    if not records:
+        if not everything:
+            report["message"] = NO_ACTIVITY
+            report["hint"] = NO_ACTIVITY_HINT
+            if not audit_enabled:
+                report["hint"] = "auditing is off (setting `audit`); turn it on to collect activity"
+        else:
+            report["message"] = f"no activity for {selection.describe()}"
+            report["hint"] = (
+                f"{len(everything)} evaluations are logged outside it: try --all-projects or a wider --since"
+            )
+    return report
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# text
+
+_REASON_WORDS = {
+    "FIRED_TOPIC_SHIFT": "topic shift",
+    "FIRED_SESSION_START": "session start",
+    "FIRED_AFTER_COMPACTION": "after compaction",
+    "SKIP_TRIVIAL_PROMPT": "trivial",
+    "SKIP_NO_SHIFT": "no shift",
+    "SKIP_NO_HITS": "no hits",
+    "SKIP_NO_INDEX": "no index",
+    "SKIP_MUTED": "muted",
+    "SKIP_NOTHING_STANDING": "nothing standing",
+    "SUPPRESSED_ALREADY_DELIVERED": "all hits already delivered",
+}
+
+
+_EVENT_WORDS = {
+    "UserPromptSubmit": "prompt",
+    "Stop": "stop",
+    "SessionStart": "session start",
+    "PreCompact": "pre-compact",
+    "PreToolUse": "tool",
+    "unknown": "unparsed event",
+}
+
+
+def _by_reason(counts: dict[str, int]) -> str:
+    return " · ".join(f"{_REASON_WORDS.get(code, code)} {n}" for code, n in counts.items()) or "none"
+
+
+def _pct(share: float | None) -> str:
+    return "–" if share is None else f"{round(share * 100)}%"
+
+
+def _of(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({_pct(part / whole if whole else None)})"
+
+
+def render_text(report: dict[str, Any]) -> str:
+    if report["empty"]:
+        lines = [f"gate stats — {report['message']}", f"hint: {report['hint']}"]
+        store = report["health"]["store"]
+        if store["active"]:
+            lines.append(f"store: {store['active']} active memories ({_counts(store['by_kind'])})")
+        return "\n".join(lines)
+    filters = report["filters"]
+    scope = filters["project"] or "all projects"
+    if filters["session"]:
+        scope += f", session {filters['session']}"
+    lines = [
+        f"gate stats — {scope} · {report['sessions']} sessions, {report['evaluations']} evaluations, "
+        f"{str(report['first'])[:16]} → {str(report['last'])[:16]}",
+        "",
+    ]
+    gates = report["injection"]["gates"]
+    recall = gates["recall"]
+    suppressed = sum(g["suppressed"] for g in gates.values())
+    dropped = sum(g["dropped_over_budget"] for g in gates.values())
+    lines += [
+        f"Recall gate: {recall['prompts']} prompts → {recall['fires']} fired ({_pct(recall['fire_rate'])}): "
+        f"{_by_reason(recall['fires_by_reason'])}",
+        f"  skipped: {_by_reason(recall['skips_by_reason'])}",
+        f"  suppressed by the ledger (already delivered): {suppressed} · dropped at the budget: {dropped}",
+    ]
+    start = gates["session_start"]
+    if start["evaluations"]:
+        lines.append(f"Session start: {start['fires']} injections ({_by_reason(start['fires_by_reason'])})")
+    anchors = gates["anchors"]
+    if anchors["evaluations"]:
+        lines.append(f"Anchors: {anchors['fires']} of {anchors['evaluations']} tool calls fired")
+    totals = report["injection"]["totals"]
+    lines.append(
+        f"Delivered: {totals['delivered']} memories ({totals['distinct_delivered']} distinct), "
+        f"{totals['chars']:,} chars ≈ {totals['tokens']:,} tokens "
+        f"({totals['chars_per_fire']:,} chars/fire, {totals['chars_per_session']:,} chars/session)"
+    )
+    use = report["use"]
+    if use["examined"]:
+        read = f"{use['transcripts_found']} transcripts read" + (
+            f", {use['partial_reads']} only in part" if use["partial_reads"] else ""
+        )
+        lines.append(
+            f"  then used: {_of(use['used'], use['examined'])} session deliveries — opened {use['opened']} · "
+            f"cited {use['cited']} · acted on {use['acted_on']} ({read})"
+        )
+        if use["never_used_ids"]:
+            lines.append(f"  never used: {', '.join(use['never_used_ids'][:8])}")
+    elif use["delivered"]:
+        lines.append("  then used: unknown — no transcript found for the sessions that received memories")
+    wb = report["writeback"]
+    out = wb["outcomes"]
+    lines += [
+        "",
+        f"Write-back gate: {wb['turns']} turns ended, {wb['consequential_turns']} consequential",
+        f"  blocked {wb['blocks']} → stored {out['stored']} · acknowledged {out['acknowledged']} · "
+        f"ignored {out['ignored']}" + (f" · pending {out['pending']}" if out["pending"] else ""),
+        f"  stored without being asked: {wb['voluntary']['stored']}"
+        + (f" (+{wb['voluntary']['acknowledged']} said already saved)" if wb["voluntary"]["acknowledged"] else ""),
+        f"  cap ({wb['cap']}/session) reached in {wb['sessions_at_cap']} sessions, {wb['capped_turns']} turns let pass",
+    ]
+    adoption = report["adoption"]
+    ops = adoption["memory_ops_per_session"]
+    lines += [
+        "",
+        f"Adoption: {_of(adoption['with_store_decision'], adoption['consequential_turns'])} consequential turns "
+        f"ended with a store decision — gated {adoption['gated']}, voluntary {adoption['voluntary']}",
+        f"  memory operations per session: gated {ops['gated']}, voluntary {ops['voluntary']}",
+    ]
+    health = report["health"]
+    latency = " · ".join(
+        f"{_EVENT_WORDS.get(event, event)} {v['p50']:g}/{v['p95']:g}" for event, v in health["latency_ms"].items()
+    )
+    lines += ["", f"Health: hook latency p50/p95 ms: {latency or 'none recorded'}"]
+    failed = f"  fail-opens: {health['failed_open']}"
+    error = health["last_error"]
+    if error:
+        failed += f" — last error {error.get('ts')} {error.get('event')}: {error.get('error')}: {error.get('message')}"
+    lines.append(failed)
+    store = health["store"]
+    lines.append(
+        f"  store: {store['active']} active memories — {_counts(store['by_kind'])}; {_counts(store['by_scope'])}"
+        + (f"; {store['corrupt']} corrupt files" if store["corrupt"] else "")
+    )
+    return "\n".join(lines)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{key} {n}" for key, n in counts.items()) or "none"

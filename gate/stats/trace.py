@@ -1,0 +1,284 @@
+"""`gate trace`: why one turn got what it got — every recall candidate with its score and disposition, the
+cliff, the ledger's suppressions, supersession and scope filtering; and for the turn's Stop evaluations the
+evidence found, the store decision found, and the verdict.
+
+A turn is one prompt of a session: its UserPromptSubmit evaluation and every evaluation after it until the
+next prompt (Stops, a compaction, …). Prompts are numbered from 1 in the order the audit logged them;
+what came before the first prompt (SessionStart) is prompt 0."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gate.errors import GateError, NotFoundError
+from gate.memory.store import Store
+from gate.paths import ProjectPaths
+from gate.stats.select import ids, is_failed_open
+
+PROMPT_EVENT = "UserPromptSubmit"
+# A candidate the search admitted can still miss the context: the budget dropped it.
+DROPPED = "DROPPED_OVER_BUDGET"
+
+
+def session_turns(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A session's records split at each prompt; turns[0] holds what came before the first prompt."""
+    turns: list[list[dict[str, Any]]] = [[]]
+    for record in records:
+        if record.get("event") == PROMPT_EVENT:
+            turns.append([])
+        turns[-1].append(record)
+    return turns
+
+
+def pick(
+    records: list[dict[str, Any]], *, project: str | None, session: str | None, prompt: int | None
+) -> tuple[str, int, list[list[dict[str, Any]]]]:
+    """(session, prompt number, the session's turns) for the request; the last turn when no prompt is given."""
+    records = [r for r in records if r.get("synthetic") is not True and not is_failed_open(r)]
+    if session is None:
+        mine = [r for r in records if project is None or r.get("project") == project]
+        if not mine:
+            where = f"project {project}" if project else "any project"
+            raise NotFoundError(
+                f"no evaluation of {where} in the audit log",
+                hint="`gate stats` shows whether any hook ran; `--session ID` traces a session of another project",
+            )
+        session = str(mine[-1].get("session"))
+    of_session = [r for r in records if r.get("session") == session]
+    if not of_session:
+        known = list(dict.fromkeys(str(r.get("session")) for r in reversed(records)))[:5]
+        raise NotFoundError(
+            f"no session {session!r} in the audit log",
+            hint=("recent sessions: " + ", ".join(known)) if known else "the audit log is empty",
+        )
+    turns = session_turns(of_session)
+    last = len(turns) - 1
+    if prompt is None:
+        prompt = last
+    if not 0 <= prompt <= last:
+        raise GateError(
+            f"session {session} has prompts 1 to {last}" if last else f"session {session} has no prompt yet",
+            hint="--prompt 0 shows what ran before the first prompt (session start)",
+        )
+    return session, prompt, turns
+
+
+class Titles:
+    """Memory titles for the trace (the audit keeps ids only); a missing memory just has no title."""
+
+    def __init__(self, project: str | None) -> None:
+        self.store = Store(ProjectPaths.for_cwd(project)) if project else None
+        self.cache: dict[str, str] = {}
+
+    def __call__(self, memory_id: str) -> str:
+        if memory_id not in self.cache:
+            title = ""
+            if self.store is not None:
+                try:
+                    title = self.store.get(memory_id).title
+                except Exception:  # a corrupt or vanished file must not end the trace
+                    title = ""
+            self.cache[memory_id] = title
+        return self.cache[memory_id]
+
+
+def _recall(record: dict[str, Any], title: Titles) -> dict[str, Any]:
+    trace = record.get("trace") if isinstance(record.get("trace"), dict) else None
+    delivered = ids(record.get("delivered"))
+    dropped = set(ids(record.get("dropped")))
+    data: dict[str, Any] = {
+        "novelty": record.get("novelty"),
+        "terms": record.get("terms", []),
+        "delivered": [{"id": i, "title": title(i)} for i in delivered],
+        "suppressed": ids(record.get("suppressed")),
+        "dropped": sorted(dropped),
+        "chars": record.get("chars", 0),
+    }
+    if trace is None:
+        data["search"] = None  # the gate decided before searching (trivial prompt, no shift, …)
+        return data
+    if trace.get("truncated"):
+        data["search"] = {"truncated": True}
+        return data
+    candidates = []
+    for candidate in trace.get("candidates", []):
+        if not isinstance(candidate, dict):
+            continue
+        memory_id = str(candidate.get("id"))
+        disposition = str(candidate.get("disposition"))
+        if disposition == "ADMITTED" and memory_id in dropped:
+            disposition = DROPPED
+        item = {
+            "id": memory_id,
+            "title": title(memory_id),
+            "score": candidate.get("score"),
+            "disposition": disposition,
+        }
+        if candidate.get("detail"):
+            item["detail"] = candidate["detail"]
+        candidates.append(item)
+    data["search"] = {
+        "terms": trace.get("terms", []),
+        "top_score": trace.get("top_score"),
+        "cliff": trace.get("cliff"),
+        "candidates": candidates,
+    }
+    related = record.get("related")
+    if isinstance(related, list):
+        data["related"] = [
+            {**r, "title": title(str(r.get("id"))), "delivered": r.get("id") in delivered}
+            for r in related
+            if isinstance(r, dict)
+        ]
+    return data
+
+
+def _stop(record: dict[str, Any]) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "evidence": record.get("evidence", []),
+        "evidence_quotes": record.get("evidence_quotes", []),
+        "store_decision": record.get("store_decision"),
+        "store_detail": record.get("store_detail"),
+    }
+    if "blocks" in record:
+        data["block_number"] = record["blocks"]
+    if record.get("outcome") is not None:
+        data["previous_block_outcome"] = record["outcome"]
+    return data
+
+
+def evaluation(record: dict[str, Any], title: Titles) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        key: record.get(key) for key in ("ts", "event", "gate", "decision", "reason", "latency_ms")
+    }
+    event = record.get("event")
+    if event == PROMPT_EVENT:
+        data["recall"] = _recall(record, title)
+    elif event == "Stop":
+        data["stop"] = _stop(record)
+    else:
+        delivered = ids(record.get("delivered"))
+        if delivered:
+            data["delivered"] = [{"id": i, "title": title(i)} for i in delivered]
+        for key in ("source", "trigger", "chars"):
+            if key in record:
+                data[key] = record[key]
+    return data
+
+
+def build_trace(
+    records: list[dict[str, Any]], *, project: str | None, session: str | None, prompt: int | None
+) -> dict[str, Any]:
+    session, number, turns = pick(records, project=project, session=session, prompt=prompt)
+    turn = turns[number]
+    title = Titles(str(turn[0].get("project") or project or "") or None) if turn else Titles(project)
+    return {
+        "session": session,
+        "project": turn[0].get("project") if turn else project,
+        "prompt": number,
+        "prompts": len(turns) - 1,
+        "evaluations": [evaluation(record, title) for record in turn],
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# text
+
+
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# Why a recall evaluation did not search, and what a Stop verdict means, in the reader's words.
+NO_SEARCH = {
+    "SKIP_NO_PROMPT": "the event carried no prompt",
+    "SKIP_MUTED": "the gate is muted or off",
+    "SKIP_TRIVIAL_PROMPT": "a trivial prompt (an acknowledgement) has no topic",
+    "SKIP_NO_SHIFT": "the prompt continues the current topic",
+    "SKIP_NO_INDEX": "there is no index to search yet",
+}
+STOP_VERDICTS = {
+    "BLOCKED_WRITEBACK": "evidence and no store decision: the turn must decide about memory",
+    "ALLOW_ALREADY_STORED": "the turn already decided about memory (evidence is not examined then)",
+    "ALLOW_NO_SIGNAL": "no evidence that the turn decided, fixed or learned anything",
+    "ALLOW_CAPPED": "evidence, but the session reached its block cap",
+    "ALLOW_STOP_ACTIVE": "the continuation after a block: never blocked twice (evidence is not examined)",
+    "ALLOW_DISABLED": "the write-back gate is muted or off",
+}
+
+
+def _render_recall(data: dict[str, Any], reason: str, lines: list[str]) -> None:
+    search = data["search"]
+    if data.get("novelty") is not None:
+        lines[-1] += f" · novelty {data['novelty']}"
+    if data.get("terms"):
+        lines.append(f"  prompt terms: {', '.join(str(t) for t in data['terms'])}")
+    if search is None:
+        lines.append(f"  no search: {NO_SEARCH.get(reason, 'the gate decided before searching')}")
+        return
+    if search.get("truncated"):
+        lines.append("  the candidate list was too large to keep in the audit")
+        return
+    lines.append(
+        f"  searched for: {', '.join(search['terms']) or '–'} · top score {search['top_score']} · "
+        f"cliff {search['cliff']} (below it: BELOW_CLIFF)"
+    )
+    if not search["candidates"]:
+        lines.append("  no candidate matched")
+    final = {c["id"]: c["disposition"] for c in search["candidates"]}
+    for candidate in search["candidates"]:
+        detail = candidate.get("detail", "")
+        if candidate["disposition"] == "SUPERSEDED_SUCCESSOR_AVAILABLE":
+            detail = f"→ successor {detail}" + (f" ({final[detail]})" if detail in final else "")
+        elif candidate["disposition"] == "OTHER_PROJECT":
+            detail = f"(belongs to {detail})"
+        score = candidate["score"]
+        shown = f"{score:.2f}" if isinstance(score, int | float) else "–"
+        lines.append(
+            f"  {shown:>7}  {candidate['disposition']:<31} {candidate['id']:<14} "
+            f"{_short(candidate['title'] or '', 60)}{'  ' + detail if detail else ''}"
+        )
+    for related in data.get("related", []):
+        state = "delivered" if related.get("delivered") else "not delivered"
+        lines.append(f"  related: {related.get('id')} ({related.get('edge')} {related.get('from')}) — {state}")
+    delivered = ", ".join(d["id"] for d in data["delivered"]) or "nothing"
+    lines.append(
+        f"  delivered: {delivered} ({data['chars']} chars) · suppressed by the ledger (already delivered): "
+        f"{', '.join(data['suppressed']) or 'none'} · dropped at the budget: {', '.join(data['dropped']) or 'none'}"
+    )
+
+
+def _render_stop(data: dict[str, Any], reason: str, lines: list[str]) -> None:
+    lines.append(f"  verdict: {STOP_VERDICTS.get(reason, reason)}")
+    if data.get("previous_block_outcome"):
+        lines.append(f"  outcome of the previous block: {data['previous_block_outcome']}")
+    if data["store_decision"]:
+        detail = f" — {_short(str(data['store_detail']), 120)}" if data.get("store_detail") else ""
+        lines.append(f"  store decision found: {data['store_decision']}{detail}")
+    if data["evidence"]:
+        lines.append(f"  evidence found: {', '.join(data['evidence'])}")
+        lines += [f"    \"{quote}\"" for quote in data["evidence_quotes"]]
+    elif reason in ("BLOCKED_WRITEBACK", "ALLOW_NO_SIGNAL", "ALLOW_CAPPED"):
+        lines.append("  evidence found: none")
+    if "block_number" in data:
+        lines.append(f"  block {data['block_number']} of this session")
+
+
+def render_text(trace: dict[str, Any]) -> str:
+    label = f"prompt {trace['prompt']} of {trace['prompts']}" if trace["prompt"] else "before the first prompt"
+    lines = [f"gate trace — session {trace['session']}, {label} · {trace['project']}"]
+    if not trace["evaluations"]:
+        lines.append("  no evaluation")
+    for item in trace["evaluations"]:
+        lines.append("")
+        lines.append(
+            f"{item['ts']} {item['event']} → {item['decision']} {item['reason']} · {item['latency_ms']} ms"
+        )
+        if "recall" in item:
+            _render_recall(item["recall"], str(item["reason"]), lines)
+        elif "stop" in item:
+            _render_stop(item["stop"], str(item["reason"]), lines)
+        elif item.get("delivered"):
+            for delivered in item["delivered"]:
+                lines.append(f"  delivered: {delivered['id']} {_short(delivered['title'], 70)}")
+    return "\n".join(lines)

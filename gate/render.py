@@ -52,7 +52,13 @@ def provenance_mark(record: dict[str, Any]) -> str:
     return (" " + " ".join(marks)) if marks else ""
 
 
-def index_line(record: dict[str, Any], *, with_body: bool = False, extra: str = "") -> str:
+def index_line(record: dict[str, Any], *, with_body: bool = False, extra: str = "", root: Path | None = None) -> str:
+    """One delivered memory; with the project `root`, anchored files are re-checked and a stale mark added."""
+    if root is not None and record.get("anchors"):
+        from gate.memory.staleness import stale_mark
+
+        mark = stale_mark(record, root)
+        extra += f" [{mark}]" if mark else ""
     line = (
         f"- {record['id']} · {record['kind']} · {str(record.get('created', ''))[:10]} · "
         f"{clean(record['title'], TITLE_CHARS)}{provenance_mark(record)}{extra}"

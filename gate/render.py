@@ -58,7 +58,7 @@ def index_line(record: dict[str, Any], *, with_body: bool = False, extra: str = 
         from gate.memory.staleness import stale_mark
 
         mark = stale_mark(record, root)
-        extra += f" [{mark}]" if mark else ""
+        extra += f" [{clean(mark, 300)}]" if mark else ""  # file names come from a file a person may edit
     line = (
         f"- {record['id']} · {record['kind']} · {str(record.get('created', ''))[:10]} · "
         f"{clean(record['title'], TITLE_CHARS)}{provenance_mark(record)}{extra}"

@@ -110,16 +110,20 @@ def run(event: Any, started: float) -> str | None:
 def main() -> int:
     started = time.perf_counter()
     event_name = "unknown"
+    session = ""
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
         if len(raw) > MAX_STDIN_BYTES:
             raise ValueError("the event is larger than gate reads")
         event = json.loads(raw)
-        if isinstance(event, dict) and isinstance(event.get("hook_event_name"), str):
-            event_name = event["hook_event_name"][:40]
+        if isinstance(event, dict):
+            if isinstance(event.get("hook_event_name"), str):
+                event_name = event["hook_event_name"][:40]
+            if isinstance(event.get("session_id"), str):
+                session = event["session_id"][:200]
         text = run(event, started)
     except BaseException as error:  # fail open: whatever happened, the session goes on
-        _fail_open(event_name, error, started)
+        _fail_open(event_name, session, error, started)
         return 0
     if text is not None:
         try:
@@ -130,14 +134,14 @@ def main() -> int:
     return 0
 
 
-def _fail_open(event_name: str, error: BaseException, started: float) -> None:
+def _fail_open(event_name: str, session: str, error: BaseException, started: float) -> None:
     try:
         from gate.session.audit import write_audit, write_error
 
         write_error(event_name, error)
         write_audit(
             {
-                "session": "",
+                "session": session,
                 "event": event_name,
                 "gate": "",
                 "decision": "failed_open",

@@ -41,6 +41,10 @@ def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
     if ledger.muted:
         return Outcome("skipped", "SKIP_MUTED", gate="session_start")
     directives, tasks = standing_memories(ctx)
+    if source == "resume":
+        # A resumed conversation still holds what this window delivered (e.g. just after /compact).
+        directives = [r for r in directives if r["id"] not in ledger.delivered]
+        tasks = [r for r in tasks if r["id"] not in ledger.delivered]
     if not directives and not tasks:
         return Outcome("skipped", "SKIP_NOTHING_STANDING", gate="session_start", extra={"source": source})
     messages = ctx.rules("messages")["session_start"]

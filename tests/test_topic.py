@@ -153,3 +153,13 @@ def test_never_raises(prompt: str, prior: str) -> None:
     assert verdict.reason in {"first_prompt", "topic_shift", "no_shift", "trivial"}
     assert len(verdict.terms) <= 6
     json.dumps(update(record, prompt, rules).to_dict())
+
+
+def test_discourse_cues(rules: dict[str, Any]) -> None:
+    record = update(None, "The websocket client reconnects in a tight loop when the server restarts", rules)
+    # a continuation marker keeps an all-new short follow-up on the topic
+    assert assess("cap the retries with exponential backoff", record, [], rules).shift
+    assert not assess("and cap the retries with exponential backoff then", record, [], rules).shift
+    # an explicit pivot or a return to an earlier subject is a shift even when some words are shared
+    assert assess("Separate thing: the websocket docs need a diagram of the handshake", record, [], rules).shift
+    assert assess("Back to the billing waterfall trigger, again", record, [], rules).shift

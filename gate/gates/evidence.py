@@ -9,14 +9,16 @@ passing run, in a turn that saw the run fail or was asked for a fix).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
 
-from gate.session.transcript import Turn
+TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
 
-Rules = Mapping[str, Any]
+    from gate.session.transcript import Turn
+
+    Rules = Mapping[str, Any]
 
 KINDS = ("decision", "fix", "gotcha", "preference", "learning")
 
@@ -26,22 +28,38 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[])|\n+")
 _SPACE = re.compile(r"\s+")
 
 
-@dataclass(frozen=True)
 class Evidence:
-    kinds: list[str] = field(default_factory=list)  # ordered subset of KINDS
-    quotes: list[str] = field(default_factory=list)  # at most max_quotes, each at most quote_chars
-    phrase: str = ""  # "a decision and a fix"
-    files: list[str] = field(default_factory=list)  # files the turn edited: anchors for `gate remember --path`
+    __slots__ = ("files", "kinds", "phrase", "quotes")
+
+    def __init__(
+        self,
+        kinds: list[str] | None = None,
+        quotes: list[str] | None = None,
+        phrase: str = "",
+        files: list[str] | None = None,
+    ) -> None:
+        self.kinds = list(kinds or [])  # ordered subset of KINDS
+        self.quotes = list(quotes or [])  # at most max_quotes, each at most quote_chars
+        self.phrase = phrase  # "a decision and a fix"
+        self.files = list(files or [])  # files the turn edited: anchors for `gate remember --path`
 
     def __bool__(self) -> bool:
         return bool(self.kinds)
 
+    def __repr__(self) -> str:
+        return f"Evidence(kinds={self.kinds!r}, quotes={self.quotes!r}, files={self.files!r})"
 
-@dataclass(frozen=True)
+
 class StoreDecision:
-    kind: str  # "stored" | "acknowledged"
-    detail: str  # the command, or the sentence that acknowledged
-    ok: bool = True  # False when the store command's result was an error
+    __slots__ = ("detail", "kind", "ok")
+
+    def __init__(self, kind: str, detail: str, ok: bool = True) -> None:
+        self.kind = kind  # "stored" | "acknowledged"
+        self.detail = detail  # the command, or the sentence that acknowledged
+        self.ok = ok  # False when the store command's result was an error
+
+    def __repr__(self) -> str:
+        return f"StoreDecision(kind={self.kind!r}, detail={self.detail!r}, ok={self.ok})"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -51,8 +69,8 @@ class StoreDecision:
 def _section(rules: Rules, *path: str) -> Mapping[str, Any]:
     node: Any = rules
     for key in path:
-        node = node.get(key, {}) if isinstance(node, Mapping) else {}
-    return node if isinstance(node, Mapping) else {}
+        node = node.get(key, {}) if isinstance(node, dict) else {}
+    return node if isinstance(node, dict) else {}
 
 
 @cache
@@ -120,11 +138,13 @@ def _first_match(
 # tool evidence of a fix
 
 
-@dataclass(frozen=True)
 class _Run:
-    seq: int
-    command: str
-    passed: bool
+    __slots__ = ("command", "passed", "seq")
+
+    def __init__(self, seq: int, command: str, passed: bool) -> None:
+        self.seq = seq
+        self.command = command
+        self.passed = passed
 
 
 def _runs(turn: Turn, rules: Rules) -> list[_Run]:

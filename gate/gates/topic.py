@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
 
 from gate.textproc import expand_identifiers, terms
 
-Rules = Mapping[str, Any]
+TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+    Rules = Mapping[str, Any]
 
 # Words as the user wrote them, to map a stem back to a readable surface form.
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?")
@@ -29,12 +30,17 @@ _PATH_SPLIT = re.compile(r"[\\/]+")
 _PATH_PART = re.compile(r"[._\-\s]+")
 
 
-@dataclass
 class TopicRecord:
     """Recent prompts' terms with weights that decay per prompt; JSON-able for the session ledger."""
 
-    weights: dict[str, float] = field(default_factory=dict)
-    prompts: int = 0
+    __slots__ = ("prompts", "weights")
+
+    def __init__(self, weights: dict[str, float] | None = None, prompts: int = 0) -> None:
+        self.weights: dict[str, float] = dict(weights or {})
+        self.prompts = prompts
+
+    def __repr__(self) -> str:
+        return f"TopicRecord(prompts={self.prompts}, terms={len(self.weights)})"
 
     def to_dict(self) -> dict[str, Any]:
         weights = {term: round(weight, 4) for term, weight in self.weights.items()}
@@ -43,11 +49,11 @@ class TopicRecord:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> TopicRecord:
         """Tolerates anything: a ledger from another version must not break the gate."""
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):
             return cls()
         raw = data.get("weights")
         weights: dict[str, float] = {}
-        if isinstance(raw, Mapping):
+        if isinstance(raw, dict):
             for term, weight in raw.items():
                 if isinstance(term, str) and isinstance(weight, int | float) and math.isfinite(weight):
                     weights[term] = float(weight)
@@ -58,13 +64,23 @@ class TopicRecord:
         return bool(self.weights)
 
 
-@dataclass(frozen=True)
 class ShiftVerdict:
-    shift: bool
-    reason: str  # "first_prompt" | "topic_shift" | "no_shift" | "trivial"
-    terms: list[str]  # 3-6 strongest content terms as readable words/phrases, for the search and the message
-    novelty: float
-    stems: list[str] = field(default_factory=list)  # the stems behind `terms`, for a query on the index
+    __slots__ = ("novelty", "reason", "shift", "stems", "terms")
+
+    def __init__(
+        self, shift: bool, reason: str, terms: list[str], novelty: float, stems: list[str] | None = None
+    ) -> None:
+        self.shift = shift
+        self.reason = reason  # "first_prompt" | "topic_shift" | "no_shift" | "trivial"
+        self.terms = terms  # 3-6 strongest content terms as readable words/phrases, for the search and message
+        self.novelty = novelty
+        self.stems = list(stems or [])  # the stems behind `terms`, for a query on the index
+
+    def __repr__(self) -> str:
+        return (
+            f"ShiftVerdict(shift={self.shift}, reason={self.reason!r}, terms={self.terms!r}, "
+            f"novelty={self.novelty}, stems={self.stems!r})"
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -73,7 +89,7 @@ class ShiftVerdict:
 
 def _section(rules: Rules, name: str) -> Mapping[str, Any]:
     value = rules.get(name, {})
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, dict) else {}
 
 
 def _num(rules: Rules, section: str, key: str, default: float) -> float:
@@ -253,7 +269,9 @@ def assess(
         return ShiftVerdict(False, "trivial", [], 0.0)
     weak = _weak(rules)
     weak_weight = _num(rules, "shift", "weak_weight", 0.25)
-    counts = Counter(_prompt_terms(prompt, rules))
+    counts: dict[str, int] = {}
+    for term in _prompt_terms(prompt, rules):
+        counts[term] = counts.get(term, 0) + 1
     if not counts:
         return ShiftVerdict(False, "trivial", [], 0.0)
     min_weight = _num(rules, "record", "min_weight", 0.1)

@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 BLOCK_SIZE = 64 * 1024
 
@@ -37,35 +39,69 @@ _NOT_A_PROMPT = re.compile(
 _COMMAND = re.compile(r"<command-name>\s*([^<]*)</command-name>")
 
 
-@dataclass(frozen=True)
-class ToolUse:
-    id: str
-    name: str
-    input: dict[str, Any]
-    seq: int = 0  # position in the turn, shared with ToolResult.seq, so "A happened before B" is decidable
+class _Plain:
+    """Value-object behaviour (repr, equality) for the small classes below, without dataclasses."""
+
+    __slots__ = ()
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
 
 
-@dataclass(frozen=True)
-class ToolResult:
-    tool_use_id: str
-    text: str
-    is_error: bool = False
-    seq: int = 0
+class ToolUse(_Plain):
+    __slots__ = ("id", "input", "name", "seq")
+
+    def __init__(self, id: str, name: str, input: dict[str, Any], seq: int = 0) -> None:
+        self.id = id
+        self.name = name
+        self.input = input
+        # Position in the turn, shared with ToolResult.seq, so "A happened before B" is decidable.
+        self.seq = seq
 
 
-@dataclass
-class Turn:
+class ToolResult(_Plain):
+    __slots__ = ("is_error", "seq", "text", "tool_use_id")
+
+    def __init__(self, tool_use_id: str, text: str, is_error: bool = False, seq: int = 0) -> None:
+        self.tool_use_id = tool_use_id
+        self.text = text
+        self.is_error = is_error
+        self.seq = seq
+
+
+class Turn(_Plain):
     """What happened since the last real user prompt, in order."""
 
-    prompt: str = ""
-    assistant_texts: list[str] = field(default_factory=list)
-    tool_uses: list[ToolUse] = field(default_factory=list)
-    tool_results: list[ToolResult] = field(default_factory=list)
-    from_fallback: bool = False
-    # True when the read reached the prompt (False: the turn was longer than max_bytes, or the file began).
-    complete: bool = False
-    # How many Stop-hook feedback lines the turn holds (a continuation after a block).
-    hook_feedback: int = 0
+    __slots__ = ("assistant_texts", "complete", "from_fallback", "hook_feedback", "prompt", "tool_results", "tool_uses")
+
+    def __init__(
+        self,
+        prompt: str = "",
+        assistant_texts: list[str] | None = None,
+        tool_uses: list[ToolUse] | None = None,
+        tool_results: list[ToolResult] | None = None,
+        from_fallback: bool = False,
+        complete: bool = False,
+        hook_feedback: int = 0,
+    ) -> None:
+        self.prompt = prompt
+        self.assistant_texts: list[str] = list(assistant_texts or [])
+        self.tool_uses: list[ToolUse] = list(tool_uses or [])
+        self.tool_results: list[ToolResult] = list(tool_results or [])
+        self.from_fallback = from_fallback
+        # True when the read reached the prompt (False: the turn was longer than max_bytes, or the file began).
+        self.complete = complete
+        # How many Stop-hook feedback lines the turn holds (a continuation after a block).
+        self.hook_feedback = hook_feedback
 
     def bash_commands(self) -> list[str]:
         return [

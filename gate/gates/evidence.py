@@ -119,14 +119,13 @@ def _quote(sentence: str, match: re.Match[str], width: int) -> str:
     return ("…" if start else "") + piece + ("…" if start + width - 2 < len(sentence) else "")
 
 
-def _first_match(
-    items: Iterable[str], patterns: Sequence[re.Pattern[str]], ignore: Sequence[re.Pattern[str]], skip_questions: bool
-) -> tuple[str, re.Match[str]] | None:
+def _statements(items: Iterable[str], ignore: Sequence[re.Pattern[str]]) -> list[str]:
+    """The sentences that can carry evidence: no questions, nothing hypothetical or undecided."""
+    return [s for s in items if not s.rstrip().endswith("?") and not any(p.search(s) for p in ignore)]
+
+
+def _first_match(items: Iterable[str], patterns: Sequence[re.Pattern[str]]) -> tuple[str, re.Match[str]] | None:
     for sentence in items:
-        if skip_questions and sentence.rstrip().endswith("?"):
-            continue
-        if any(p.search(sentence) for p in ignore):
-            continue
         for pattern in patterns:
             match = pattern.search(sentence)
             if match:
@@ -230,16 +229,17 @@ def find_evidence(turn: Turn, rules: Rules) -> Evidence:
     """The kinds of memory-worthy things the turn holds, with short quotes showing where."""
     width = _limit(rules, "quote_chars", 160)
     text = turn.text[-_limit(rules, "max_text_chars", 20000) :]
-    said = sentences(text)
-    asked = sentences(turn.prompt[:8000])
     ignore = _patterns(rules, "sentences", key="ignore")
+    said = _statements(sentences(text), ignore)
+    asked = sentences(turn.prompt[:8000])
+    asked_statements = _statements(asked, ignore)
 
     found: dict[str, str] = {}
     files: list[str] = []
     for kind in ("decision", "fix", "gotcha", "learning"):
-        hit = _first_match(said, _patterns(rules, kind), ignore, skip_questions=True)
+        hit = _first_match(said, _patterns(rules, kind))
         if hit is None and kind == "decision":
-            hit = _first_match(asked, _patterns(rules, kind), ignore, skip_questions=True)
+            hit = _first_match(asked_statements, _patterns(rules, kind))  # a choice the user made
         if hit:
             found[kind] = _quote(hit[0], hit[1], width)
     tool_fix = _tool_fix(turn, rules)
@@ -247,7 +247,7 @@ def find_evidence(turn: Turn, rules: Rules) -> Evidence:
         found.setdefault("fix", tool_fix[0])
         files = tool_fix[1]
     preference = _first_match(
-        asked, _patterns(rules, "preference"), _patterns(rules, "preference", key="ignore"), skip_questions=True
+        _statements(asked, _patterns(rules, "preference", key="ignore")), _patterns(rules, "preference")
     )
     if preference:
         found["preference"] = _quote(preference[0], preference[1], width)

@@ -282,7 +282,8 @@ def assess(
         context.update({t: w for t, w in record.weights.items() if w >= min_weight})
     for term in path_terms(touched_files, rules):
         context.setdefault(term, 1.0)
-    for term in terms(previous_text[-4000:]) if previous_text else []:
+    reply_chars = int(_num(rules, "shift", "previous_text_chars", 4000))
+    for term in terms(previous_text[-reply_chars:]) if previous_text else []:
         context.setdefault(term, 1.0)
 
     # Weight per term: repeats count, but sub-linearly (a word said three times is not three topics).

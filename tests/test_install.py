@@ -568,7 +568,7 @@ def test_launcher_notice_is_logged_once(project: Path, tmp_path: Path) -> None:
     data = tmp_path / "plugin-data"
     tools = tmp_path / "tools-but-no-python"
     tools.mkdir()
-    for name in ("cat", "date", "dirname", "find", "mkdir", "rm", "uname"):
+    for name in ("cat", "date", "dirname", "find", "mkdir", "rm", "sed", "uname"):
         found = next(Path(d) / name for d in ("/usr/bin", "/bin") if (Path(d) / name).exists())
         (tools / name).symlink_to(found)
     # No python on PATH and GATE_PYTHON unset: setup cannot start, which is said once per setup attempt.

@@ -1,0 +1,48 @@
+"""`gate doctor`: is gate wired, does each hook answer, are the store, config and rules healthy, and what else
+competes with it. Informs only; exits non-zero when something is broken."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from gate.install import diagnose
+from gate.install.commands import resolve_project
+
+_MARKS = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "doctor",
+        help="check that gate is wired, runs, and is healthy",
+        description=(
+            "Checks the hook wiring in every Claude Code settings file and the plugin, runs each wired hook once "
+            "with a synthetic event (tagged GATE_DOCTOR=1, so stats leave it out) and reports its whole-process "
+            "latency, then the memory store and index, the config, the rules, recent hook failures, and other "
+            "memory tools (including Claude Code's own auto memory). Changes nothing. Exit 1 when something is "
+            "broken."
+        ),
+    )
+    parser.add_argument("--project", metavar="DIR", help="the project (default: the project of the cwd)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--no-run", action="store_true", help="do not run the hooks (wiring and health only)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    root = resolve_project(args.project)
+    checks = diagnose.diagnose(root, run=not args.no_run)
+    broken = any(check.status == "fail" for check in checks)
+    if args.json:
+        print(json.dumps({"ok": not broken, "project": str(root), "checks": diagnose.as_json(checks)}, indent=2))
+        return 1 if broken else 0
+    print(f"gate doctor: project {root}")
+    for check in checks:
+        print(f"  {_MARKS[check.status]}  {check.check}: {check.message}")
+        if check.hint and check.status != "ok":
+            print(f"        hint: {check.hint}")
+    failures = sum(check.status == "fail" for check in checks)
+    warnings = sum(check.status == "warn" for check in checks)
+    print(f"{failures} broken, {warnings} warning(s)" if broken or warnings else "all good")
+    return 1 if broken else 0

@@ -1,0 +1,267 @@
+"""`gate doctor`: finds what is broken (exit 1), runs each hook for real, informs about competitors, changes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.install import wiring
+from gate.paths import ProjectPaths, audit_log_file, error_log_file, sessions_dir
+
+Gate = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture(autouse=True)
+def _clean_claude_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("CLAUDE_CONFIG_DIR", "CLAUDE_CODE_DISABLE_AUTO_MEMORY", "GATE_PYTHON"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def doctor(gate: Gate, *args: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = gate("doctor", "--json", *args)
+    assert out, err
+    return code, json.loads(out)
+
+
+def of(report: dict[str, Any], check: str, status: str | None = None) -> list[dict[str, Any]]:
+    return [c for c in report["checks"] if c["check"] == check and (status is None or c["status"] == status)]
+
+
+def settings_path(project: Path, name: str = "settings.json") -> Path:
+    return project / ".claude" / name
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    return path
+
+
+def gate_settings(command: str, events: tuple[str, ...] = wiring.EVENT_NAMES) -> dict[str, Any]:
+    return {
+        "hooks": {
+            event: [{"hooks": [{"type": "command", "command": f"{command} {wiring.MARKER}", "timeout": 10}]}]
+            for event in events
+        }
+    }
+
+
+def test_not_wired_is_broken(gate: Gate, project: Path) -> None:
+    code, report = doctor(gate)
+    assert code == 1 and report["ok"] is False
+    (wiring_check,) = of(report, "wiring", "fail")
+    assert "not wired" in wiring_check["message"] and "gate install" in wiring_check["hint"]
+
+
+def test_healthy_install_runs_every_hook(gate: Gate, project: Path) -> None:
+    assert gate("install", "--project", str(project))[0] == 0
+    before = settings_path(project).read_bytes()
+    code, report = doctor(gate)
+    assert code == 0, [c for c in report["checks"] if c["status"] == "fail"]
+    assert report["ok"] is True
+    runs = of(report, "hooks")
+    assert sorted(c["details"]["event"] for c in runs) == sorted(wiring.EVENT_NAMES)
+    for run in runs:
+        assert run["status"] == "ok", run
+        assert run["details"]["latency_ms"] > 0 and run["details"]["exit_code"] == 0
+        assert run["details"]["source"] == str(settings_path(project))
+    assert of(report, "wiring", "ok") and of(report, "store", "ok") and of(report, "config", "ok")
+    assert of(report, "rules", "ok")
+    # It informs and changes nothing: settings untouched, the synthetic session leaves no ledger behind,
+    # and its audit records are tagged so that stats leave them out.
+    assert settings_path(project).read_bytes() == before
+    assert not [p for p in sessions_dir().glob("*gate-doctor*")] if sessions_dir().exists() else True
+    records = [json.loads(line) for line in audit_log_file().read_text().splitlines()]
+    doctor_records = [r for r in records if str(r.get("session", "")).startswith("gate-doctor-")]
+    assert doctor_records and all(r.get("synthetic") is True for r in doctor_records)
+
+
+def test_text_output_and_no_run(gate: Gate, project: Path) -> None:
+    gate("install", "--project", str(project))
+    code, out, _ = gate("doctor", "--no-run")
+    assert code == 0
+    assert "gate doctor: project" in out and "hooks:" not in out
+    assert "wiring: every event is wired" in out
+
+
+def test_missing_interpreter_is_broken(gate: Gate, project: Path, tmp_path: Path) -> None:
+    python = tmp_path / "gone" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    gate("install", "--project", str(project), "--python", str(python))
+    python.unlink()
+    code, report = doctor(gate)
+    assert code == 1
+    assert any("does not exist" in c["message"] for c in of(report, "wiring", "fail"))
+    assert of(report, "hooks", "fail")  # and running it fails too
+
+
+def test_partial_wiring_is_broken(gate: Gate, project: Path) -> None:
+    command = shlex.quote(sys.executable) + " -P -m gate.hook"
+    write_json(settings_path(project), gate_settings(command, ("UserPromptSubmit", "Stop")))
+    code, report = doctor(gate, "--no-run")
+    assert code == 1
+    (missing,) = of(report, "wiring", "fail")
+    assert "SessionStart" in missing["message"] and "PreCompact" in missing["message"]
+    assert "UserPromptSubmit" not in missing["message"]
+
+
+def test_invalid_settings_file_is_broken(gate: Gate, project: Path) -> None:
+    gate("install", "--project", str(project))
+    local = settings_path(project, "settings.local.json")
+    local.write_text('{"permissions": {')
+    code, report = doctor(gate, "--no-run")
+    assert code == 1
+    (bad,) = of(report, "settings", "fail")
+    assert str(local) in bad["message"] and "ignores the whole file" in bad["message"]
+    assert local.read_text() == '{"permissions": {'
+
+
+def test_hook_with_bad_output_is_broken(gate: Gate, project: Path) -> None:
+    write_json(settings_path(project), gate_settings("echo not-json"))
+    code, report = doctor(gate)
+    assert code == 1
+    failures = of(report, "hooks", "fail")
+    assert len(failures) == len(wiring.EVENT_NAMES)
+    assert all("not one JSON object" in c["message"] for c in failures)
+
+
+def test_hook_that_fails_open_is_broken(gate: Gate, project: Path) -> None:
+    log = error_log_file()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    # Exits 0 with no output, like gate's own fail-open path, and leaves a line in the error log.
+    script = f'echo \'{{"ts":"x","error":"Boom"}}\' >> {shlex.quote(str(log))}'
+    write_json(settings_path(project), gate_settings(script, ("UserPromptSubmit",)))
+    code, report = doctor(gate)
+    assert code == 1
+    assert any("failed open" in c["message"] for c in of(report, "hooks", "fail"))
+
+
+def test_double_wiring_warns(gate: Gate, project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "venv2" / "bin" / "python"
+    other.parent.mkdir(parents=True)
+    other.symlink_to(sys.executable)
+    gate("install", "--project", str(project))
+    gate("install", "--project", str(project), "--scope", "local", "--python", str(other))
+    code, report = doctor(gate, "--no-run")
+    assert code == 0
+    warnings = [c["message"] for c in of(report, "wiring", "warn")]
+    assert any("UserPromptSubmit runs gate 2 times" in m for m in warnings)
+
+
+def test_competitors_and_auto_memory_are_reported_not_changed(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate("install", "--project", str(project))
+    user = write_json(
+        Path.home() / ".claude" / "settings.json",
+        {
+            "enabledPlugins": {"claude-mem@thedotmack": True, "formatter@tools": True},
+            "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "npx mem0-hook inject"}]}]},
+        },
+    )
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"memory": {"command": "npx"}}}))
+    before = user.read_bytes()
+    code, report = doctor(gate, "--no-run")
+    assert code == 0  # informs; nothing here is broken
+    messages = [c["message"] for c in of(report, "competition")]
+    assert any("mem0-hook" in m for m in messages)
+    assert any("claude-mem@thedotmack" in m for m in messages)
+    assert not any("formatter" in m for m in messages)
+    assert any("MCP memory server" in m for m in messages)
+    (auto,) = [c for c in of(report, "competition") if "auto memory" in c["message"]]
+    assert auto["status"] == "warn" and "autoMemoryEnabled" in auto["hint"]
+    assert user.read_bytes() == before
+
+    write_json(settings_path(project, "settings.local.json"), {"autoMemoryEnabled": False})
+    _, report = doctor(gate, "--no-run")
+    assert [c["status"] for c in of(report, "competition") if "auto memory" in c["message"]] == ["ok"]
+    settings_path(project, "settings.local.json").unlink()
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+    _, report = doctor(gate, "--no-run")
+    assert [c["status"] for c in of(report, "competition") if "auto memory" in c["message"]] == ["ok"]
+
+
+def test_store_problems_are_reported(gate: Gate, project: Path) -> None:
+    gate("install", "--project", str(project))
+    assert gate("remember", "Deploys go out on Tuesdays only", "--kind", "decision")[0] == 0
+    store = ProjectPaths.for_cwd(project).private_store
+    (store / "m-broken.toml").write_text("this is = = not toml")
+    code, report = doctor(gate, "--no-run")
+    assert code == 0  # a corrupt file is skipped, never fatal
+    assert any("m-broken.toml" in c["message"] for c in of(report, "store", "warn"))
+    (ok,) = of(report, "store", "ok")
+    assert "memories: 1" in ok["message"]
+
+
+def test_invalid_config_is_broken(gate: Gate, project: Path) -> None:
+    gate("install", "--project", str(project))
+    (project / ".gate").mkdir()
+    (project / ".gate" / "config.toml").write_text('state_dir = "/tmp/elsewhere"\n')
+    code, report = doctor(gate, "--no-run")
+    assert code == 1
+    assert "state_dir" in of(report, "config", "fail")[0]["message"]
+
+
+def test_enabled_plugin_that_is_not_installed_is_broken(gate: Gate, project: Path) -> None:
+    write_json(settings_path(project), {"enabledPlugins": {"memory-gate@memory-gate": True}})
+    code, report = doctor(gate, "--no-run")
+    assert code == 1
+    assert "not installed" in of(report, "plugin", "fail")[0]["message"]
+
+
+def test_installed_plugin_counts_as_wiring(gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plugin install as Claude Code 2.1.332 records it; its launcher runs with GATE_PYTHON (no setup)."""
+    repo = Path(__file__).resolve().parents[1]
+    plugins = Path.home() / ".claude" / "plugins"
+    write_json(
+        plugins / "installed_plugins.json",
+        {
+            "version": 2,
+            "plugins": {
+                "memory-gate@memory-gate": [
+                    {"scope": "project", "installPath": str(repo), "version": "0.1.0", "projectPath": str(project)}
+                ]
+            },
+        },
+    )
+    write_json(settings_path(project), {"enabledPlugins": {"memory-gate@memory-gate": True}})
+    monkeypatch.setenv("GATE_PYTHON", sys.executable)
+    code, report = doctor(gate)
+    assert code == 0, [c for c in report["checks"] if c["status"] == "fail"]
+    assert of(report, "plugin", "ok")
+    runs = of(report, "hooks")
+    assert {c["details"]["event"] for c in runs} == set(wiring.EVENT_NAMES)
+    assert all(c["status"] == "ok" and c["details"]["source"].startswith("plugin") for c in runs)
+    assert not (plugins / "data").exists()  # GATE_PYTHON: nothing was set up
+
+
+def test_recent_hook_failures_are_reported(gate: Gate, project: Path) -> None:
+    gate("install", "--project", str(project))
+    log = error_log_file()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(json.dumps({"ts": "2999-01-01T00:00:00Z", "event": "Stop", "error": "KeyError"}) + "\n")
+    _, report = doctor(gate, "--no-run")
+    (recent,) = of(report, "errors", "warn")
+    assert "KeyError" in recent["message"] and str(log) in recent["hint"]
+
+
+def test_doctor_runs_without_gate_on_path(project: Path) -> None:
+    import subprocess
+
+    env = {"HOME": os.environ["HOME"], "GATE_HOME": os.environ["GATE_HOME"]}
+    script = Path(sys.executable).parent / "gate"
+    subprocess.run([str(script), "install", "--project", str(project)], env=env, check=True, capture_output=True)
+    proc = subprocess.run(
+        [str(script), "doctor", "--project", str(project), "--json"], env=env, capture_output=True, text=True
+    )
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, [c for c in report["checks"] if c["status"] == "fail"]
+    assert of(report, "path", "info")

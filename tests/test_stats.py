@@ -420,3 +420,11 @@ def test_use_counts_only_what_came_after_the_delivery_and_reads_only_the_tail(tm
     assert result.partial is False
     tail = session_uses(path, delivered, max_bytes=len(lines[-1]) + 10)
     assert tail.uses == {"m-late": {"cited"}} and tail.partial is True
+
+
+def test_html_page_is_self_contained(box: Sandbox) -> None:
+    page = box.base / "stats.html"
+    box.gate("stats", "--html", str(page))
+    text = page.read_text(encoding="utf-8")
+    assert text.count("<svg") == 2 and "<script" not in text and "http" not in text.replace("http://www.w3", "")
+    assert "75%" in text  # the adoption share, as in the text report

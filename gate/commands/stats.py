@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         from gate.stats.html import write_html
 
         try:
-            write_html(Path(args.html), selection)
+            write_html(Path(args.html), selection, report)
         except OSError as error:
             raise GateError(f"cannot write {args.html}: {error.strerror or error}") from error
     if args.json:

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Set up memory-gate from this checkout and wire it into a project.
+#
+#   ./install.sh [PROJECT_DIR] [--scope project|local|user] [--no-wire]
+#
+# 1. creates .venv here (python3 >= 3.11; $PYTHON picks a specific one) and installs gate into it with the
+#    dev extras (`pip install -e '.[dev]'`), so the tests run from the same environment;
+# 2. puts `gate` on PATH: a symlink in ~/.local/bin when that directory is on PATH, else it prints exactly how;
+# 3. wires the hooks into PROJECT_DIR (default: the current directory) with `gate install --scope SCOPE`
+#    (default scope: project) — skipped with --no-wire or GATE_INSTALL_NO_WIRE=1;
+# 4. runs `gate doctor` on that project and exits non-zero if it finds something broken.
+#
+# Safe to run again: it reuses a working .venv, `gate install` changes nothing when already wired, and an
+# existing ~/.local/bin/gate that is not a symlink is left alone. Needs no TTY (CI runs it as root).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="$repo/.venv"
+project="$PWD"
+scope="project"
+wire="yes"
+case "${GATE_INSTALL_NO_WIRE:-}" in 1 | true | yes | on) wire="no" ;; esac
+
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+say() { printf 'install.sh: %s\n' "$*"; }
+die() {
+    printf 'install.sh: error: %s\n' "$1" >&2
+    [ -n "${2:-}" ] && printf 'hint: %s\n' "$2" >&2
+    exit 1
+}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -h | --help) usage && exit 0 ;;
+    --no-wire) wire="no" ;;
+    --scope)
+        [ $# -ge 2 ] || die "--scope needs a value" "project, local or user"
+        scope="$2"
+        shift
+        ;;
+    --scope=*) scope="${1#--scope=}" ;;
+    -*) die "unknown option $1" "./install.sh --help" ;;
+    *) project="$1" ;;
+    esac
+    shift
+done
+case "$scope" in project | local | user) ;; *) die "unknown scope '$scope'" "project, local or user" ;; esac
+if [ "$wire" = yes ]; then
+    [ -d "$project" ] || die "no such project directory: $project"
+    project="$(cd "$project" && pwd)"
+fi
+
+# --- 1. the environment ---------------------------------------------------------------------------------------
+
+good_python() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; }
+
+find_python() {
+    if [ -n "${PYTHON:-}" ]; then
+        good_python "$PYTHON" || die "\$PYTHON=$PYTHON is not a python >= 3.11"
+        command -v "$PYTHON"
+        return
+    fi
+    local candidate
+    for candidate in python3.14 python3.13 python3.12 python3.11 python3; do
+        if command -v "$candidate" >/dev/null 2>&1 && good_python "$candidate"; then
+            command -v "$candidate"
+            return
+        fi
+    done
+    die "no python3 >= 3.11 found on PATH" "install one (e.g. apt-get install python3 python3-venv), or set PYTHON=/path/to/python3.11"
+}
+
+if [ -x "$venv/bin/python" ] && good_python "$venv/bin/python" && "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
+    say "reusing $venv"
+else
+    python="$(find_python)"
+    if [ -e "$venv" ]; then
+        # A broken or too-old environment: moved aside, not deleted, in case something of value is in it.
+        aside="$venv.broken.$(date +%s)"
+        say "$venv does not work; moving it to $aside"
+        mv "$venv" "$aside"
+    fi
+    say "creating $venv with $python ($("$python" --version 2>&1))"
+    "$python" -m venv "$venv" ||
+        die "could not create $venv" "on Debian/Ubuntu: apt-get install python3-venv (for your python version)"
+fi
+
+say "installing gate into $venv (pip install -e '.[dev]')"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -e "${repo}[dev]" ||
+    die "pip could not install gate" "re-run with network access to the package index, or see the pip output above"
+gate="$venv/bin/gate"
+"$gate" --version >/dev/null || die "$gate does not run"
+
+# --- 2. gate on PATH ------------------------------------------------------------------------------------------
+
+on_path() { case ":$PATH:" in *":$1:"*) return 0 ;; *) return 1 ;; esac; }
+local_bin="$HOME/.local/bin"
+resolved="$(command -v gate 2>/dev/null || true)"
+if [ -n "$resolved" ] && [ "$(cd "$(dirname "$resolved")" && pwd -P)/$(basename "$resolved")" = "$(cd "$venv/bin" && pwd -P)/gate" ]; then
+    say "gate is on PATH: $resolved"
+elif on_path "$local_bin"; then
+    if [ -e "$local_bin/gate" ] && [ ! -L "$local_bin/gate" ]; then
+        say "warning: $local_bin/gate exists and is not a symlink; leaving it alone"
+        say "gate is at $gate"
+    else
+        mkdir -p "$local_bin"
+        ln -sfn "$gate" "$local_bin/gate"
+        say "linked $local_bin/gate -> $gate"
+        resolved="$(command -v gate 2>/dev/null || true)"
+        if [ "$resolved" != "$local_bin/gate" ]; then
+            say "warning: another gate comes first on PATH: $resolved"
+        fi
+    fi
+else
+    say "gate is not on PATH. Either add the venv to PATH (e.g. in ~/.bashrc or ~/.zshrc):"
+    say "    export PATH=\"$venv/bin:\$PATH\""
+    say "or link it into a directory on PATH:"
+    say "    mkdir -p ~/.local/bin && ln -s \"$gate\" ~/.local/bin/gate   # and put ~/.local/bin on PATH"
+    say "(the hooks themselves need neither: they run $venv/bin/python by absolute path)"
+fi
+
+# --- 3. wire, 4. check ----------------------------------------------------------------------------------------
+
+if [ "$wire" = no ]; then
+    say "not wiring any project (--no-wire / GATE_INSTALL_NO_WIRE); later: $gate install --project DIR"
+    "$gate" config check >/dev/null || die "gate's settings are invalid" "$gate config check"
+    say "done"
+    exit 0
+fi
+
+say "wiring the hooks into $project ($scope scope)"
+"$gate" install --project "$project" --scope "$scope"
+say "checking with gate doctor"
+if "$gate" doctor --project "$project"; then
+    say "done: gate is wired into $project"
+else
+    die "gate doctor found a problem (above)" "fix it, then run: $gate doctor --project $project"
+fi

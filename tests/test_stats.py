@@ -286,6 +286,8 @@ def test_stats_json_counts_for_this_project(box: Sandbox) -> None:
         "delivered": 5, "examined": 5, "opened": 1, "cited": 1, "acted_on": 1, "used": 2, "transcripts_found": 2,
     }
     assert report["use"]["never_used_ids"] == ["m-ruff"]
+    by_gate = {gate: (g["examined"], g["used"]) for gate, g in report["use"]["by_gate"].items()}
+    assert by_gate == {"session_start": (2, 0), "recall": (3, 2)}
     writeback = report["writeback"]
     assert _pick(writeback, "stops", "turns", "consequential_turns", "blocks") == {
         "stops": 9, "turns": 6, "consequential_turns": 4, "blocks": 3,
@@ -338,6 +340,7 @@ def test_stats_text_reads_in_ten_seconds(box: Sandbox) -> None:
     text = box.gate("stats")
     assert "Recall gate: 7 prompts → 4 fired (57%): session start 2 · topic shift 1 · after compaction 1" in text
     assert "then used: 2/5 (40%) session deliveries — opened 1 · cited 1 · acted on 1" in text
+    assert "by gate: session start 0/2 (0%) · recall 2/3 (67%)" in text
     assert "blocked 3 → stored 1 · acknowledged 1 · ignored 1" in text
     assert "stored without being asked: 1" in text
     assert "Adoption: 3/4 (75%) consequential turns ended with a store decision — gated 2, voluntary 1" in text

@@ -140,6 +140,12 @@ def render_text(report: dict[str, Any]) -> str:
             f"  then used: {_of(use['used'], use['examined'])} session deliveries — opened {use['opened']} · "
             f"cited {use['cited']} · acted on {use['acted_on']} ({read})"
         )
+        by_gate = use["by_gate"]
+        if len(by_gate) > 1:
+            lines.append(
+                "    by gate: "
+                + " · ".join(f"{gate.replace('_', ' ')} {_of(g['used'], g['examined'])}" for gate, g in by_gate.items())
+            )
         if use["never_used_ids"]:
             lines.append(f"  never used: {', '.join(use['never_used_ids'][:8])}")
     elif use["delivered"]:

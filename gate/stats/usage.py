@@ -146,16 +146,37 @@ def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
+def _gates_of_first_delivery(records: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """(session, memory id) → the gate that delivered it first there."""
+    gates: dict[tuple[str, str], str] = {}
+    for record in records:
+        if record.get("decision") == "fired":
+            for memory_id in ids(record.get("delivered")):
+                gates.setdefault((str(record.get("session")), memory_id), str(record.get("gate")))
+    return gates
+
+
+def _figures(pairs: list[tuple[str, set[str]]]) -> dict[str, Any]:
+    used = sum(1 for _, kinds in pairs if kinds)
+    return {
+        "examined": len(pairs),
+        **{use: sum(1 for _, kinds in pairs if use in kinds) for use in USES},
+        "used": used,
+        "used_share": _share(used, len(pairs)),
+    }
+
+
 def usage_figures(
     records: list[dict[str, Any]], *, max_sessions: int = MAX_SESSIONS, base: Path | None = None
 ) -> dict[str, Any]:
+    """Overall and per delivering gate: a directive injected at session start is used by obeying it, which
+    leaves no id to see, so its figure means less than recall's and is kept apart."""
     sessions = first_deliveries(records)
+    gates = _gates_of_first_delivery(records)
     # Most recent sessions first: they are the ones whose transcripts still exist and that a user asks about.
     recent = sorted(sessions, key=lambda s: max(sessions[s].values()), reverse=True)[:max_sessions]
-    counts = {use: 0 for use in USES}
-    examined = used = found_transcripts = partial = 0
-    examined_ids: dict[str, None] = {}
-    used_ids: set[str] = set()
+    pairs: list[tuple[str, str, set[str]]] = []  # (gate, memory id, uses)
+    found_transcripts = partial = 0
     for session in recent:
         path = find_transcript(session, base)
         if path is None:
@@ -166,26 +187,21 @@ def usage_figures(
             continue
         found_transcripts += 1
         partial += result.partial
-        examined += len(sessions[session])
         for memory_id in sessions[session]:
-            kinds = result.uses.get(memory_id, set())
-            for use in kinds:
-                counts[use] += 1
-            used += bool(kinds)
-            examined_ids.setdefault(memory_id, None)
-            if kinds:
-                used_ids.add(memory_id)
-    delivered_pairs = sum(len(v) for v in sessions.values())
+            pairs.append((gates.get((session, memory_id), ""), memory_id, result.uses.get(memory_id, set())))
+    used_ids = {memory_id for _, memory_id, kinds in pairs if kinds}
+    never_used = [memory_id for memory_id in dict.fromkeys(m for _, m, _ in pairs) if memory_id not in used_ids]
     return {
         "sessions_with_deliveries": len(sessions),
         "sessions_examined": len(recent),
         "transcripts_found": found_transcripts,
         "partial_reads": partial,
-        "delivered": delivered_pairs,
-        "examined": examined,
-        **counts,
-        "used": used,
-        "used_share": _share(used, examined),
+        "delivered": sum(len(v) for v in sessions.values()),
+        **_figures([(m, kinds) for _, m, kinds in pairs]),
+        "by_gate": {
+            gate: _figures([(m, kinds) for g, m, kinds in pairs if g == gate])
+            for gate in dict.fromkeys(g for g, _, _ in pairs)
+        },
         # Delivered again and again and never touched: candidates for a better title, or for `gate forget`.
-        "never_used_ids": [i for i in examined_ids if i not in used_ids][:20],
+        "never_used_ids": never_used[:20],
     }

@@ -9,8 +9,9 @@ from typing import Any
 from gate.render import CHARS_PER_TOKEN
 from gate.stats.select import ids, number
 
-# Gates whose "fired" records put memory ids into the context, in report order.
-INJECTING_GATES = ("recall", "session_start", "anchors")
+# Gates whose "fired" records put memory ids into the context, in report order; any other gate seen firing
+# with deliveries (a path-anchor gate, say) is reported after them under its own name.
+INJECTING_GATES = ("recall", "session_start")
 
 
 def _rate(part: float, whole: float) -> float | None:
@@ -45,10 +46,16 @@ def gate_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def injection_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Per injecting gate, plus totals across them (a memory delivered by two gates counts once as distinct)."""
-    per_gate = {gate: gate_figures([r for r in records if r.get("gate") == gate]) for gate in INJECTING_GATES}
+    others = [
+        str(r.get("gate"))
+        for r in records
+        if r.get("gate") not in INJECTING_GATES and r.get("decision") == "fired" and ids(r.get("delivered"))
+    ]
+    names = [*INJECTING_GATES, *dict.fromkeys(others)]
+    per_gate = {gate: gate_figures([r for r in records if r.get("gate") == gate]) for gate in names}
     prompts = [r for r in records if r.get("event") == "UserPromptSubmit"]
     per_gate["recall"]["prompts"] = len(prompts)
-    injecting = [r for r in records if r.get("gate") in INJECTING_GATES]
+    injecting = [r for r in records if r.get("gate") in names]
     fires = [r for r in injecting if r.get("decision") == "fired"]
     delivered = [memory_id for r in fires for memory_id in ids(r.get("delivered"))]
     sessions = {r.get("session") for r in records}

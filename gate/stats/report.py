@@ -122,9 +122,9 @@ def render_text(report: dict[str, Any]) -> str:
     start = gates["session_start"]
     if start["evaluations"]:
         lines.append(f"Session start: {start['fires']} injections ({_by_reason(start['fires_by_reason'])})")
-    anchors = gates["anchors"]
-    if anchors["evaluations"]:
-        lines.append(f"Anchors: {anchors['fires']} of {anchors['evaluations']} tool calls fired")
+    for name, other in gates.items():
+        if name not in ("recall", "session_start"):
+            lines.append(f"{name.replace('_', ' ').capitalize()}: {other['fires']} of {other['evaluations']} fired")
     totals = report["injection"]["totals"]
     lines.append(
         f"Delivered: {totals['delivered']} memories ({totals['distinct_delivered']} distinct), "

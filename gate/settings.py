@@ -32,9 +32,12 @@ def _coerce(key: str, raw: Any) -> Any:
             return False
         raise ValueError(f"{key}: expected on/off, got {raw!r}")
     if isinstance(default, int):
-        if isinstance(raw, bool):
+        if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
             raise ValueError(f"{key}: expected a whole number, got {raw!r}")
-        return int(raw)
+        value = int(raw)
+        if value < 0:
+            raise ValueError(f"{key}: expected zero or more, got {value}")
+        return value
     return raw
 
 

@@ -99,15 +99,13 @@ def test_pydantic_model_and_stdlib_loader_agree(project: Path, name: str, user, 
         assert hot == cold
 
 
-# Inputs the CLI refuses and that the hooks' loader, as of this writing, accepts: a fractional number is
-# truncated and a negative count is taken as is. Both should refuse (change requested in gate/settings.py).
+# Inputs both loaders must refuse: a fractional number for a count, a negative count.
 DIVERGING = [
     ("fractional int", {INTS[0]: 5.5}),
     ("negative int", {INTS[0]: -1}),
 ]
 
 
-@pytest.mark.xfail(reason="gate.settings._coerce still accepts these; see the install report", strict=False)
 @pytest.mark.parametrize(("name", "proj"), DIVERGING, ids=[c[0] for c in DIVERGING])
 def test_both_refuse_out_of_range_numbers(project: Path, name: str, proj: dict) -> None:
     hot, cold = both(project, None, proj, {})

@@ -1,4 +1,8 @@
-"""Front door 2 (cold path): `gate …`. Each module in gate/commands/ that defines `add_parser` is a subcommand."""
+"""Front door 2 (cold path): `gate …`. Each module in gate/commands/ that defines `add_parser` is a subcommand.
+
+Only the module of the subcommand being run is imported (plus all of them for `gate --help`), so that
+`gate search` never pays for pydantic, which only `gate config` needs.
+"""
 
 from __future__ import annotations
 
@@ -11,16 +15,30 @@ import gate.commands
 from gate import __version__
 from gate.errors import GateError
 
+# Subcommands whose name is not their module's name (a module cannot be called `import`, and `list` would
+# shadow the builtin in its own namespace).
+MODULE_FOR_COMMAND = {"list": "listing", "import": "import_memories"}
 
-def build_parser() -> argparse.ArgumentParser:
+
+def _command_modules(argv: list[str]) -> list[str]:
+    names = sorted(info.name for info in pkgutil.iter_modules(gate.commands.__path__) if not info.name.startswith("_"))
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    if first is not None:
+        module = MODULE_FOR_COMMAND.get(first, first.replace("-", "_"))
+        if module in names:
+            return [module]
+    return names
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gate",
         description="memory-gate: hook-enforced memory for Claude Code.",
     )
     parser.add_argument("--version", action="version", version=f"gate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(gate.commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"gate.commands.{info.name}")
+    for name in _command_modules(sys.argv[1:] if argv is None else argv):
+        module = importlib.import_module(f"gate.commands.{name}")
         add_parser = getattr(module, "add_parser", None)
         if add_parser is not None:
             add_parser(sub)
@@ -28,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

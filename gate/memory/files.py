@@ -87,6 +87,34 @@ def write_memory(store_dir: Path, memory: Memory, *, private: bool) -> Path:
     return target
 
 
+def write_memories(items: list[tuple[Path, Memory, bool]]) -> None:
+    """Write many memories with one flush: all temp files, one os.sync(), then the renames.
+
+    The same guarantee as write_memory (a crash leaves each file old or new, never partial) at the cost of
+    one sync instead of an fsync per file, which makes a 10k-memory import seconds instead of minutes."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for store_dir, memory, private in items:
+            if private:
+                ensure_private_dir(store_dir)
+            else:
+                store_dir.mkdir(parents=True, exist_ok=True)
+            temp = store_dir / f"{TEMP_PREFIX}{memory.id}-{os.getpid()}"
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
+            staged.append((temp, memory_path(store_dir, memory.id)))
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(to_toml(memory).encode("utf-8"))
+        os.sync()
+        for temp, target in staged:
+            os.replace(temp, target)
+    except BaseException:
+        for temp, _ in staged:
+            temp.unlink(missing_ok=True)
+        raise
+    for directory in {target.parent for _, target in staged}:
+        fsync_dir(directory)
+
+
 def fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)

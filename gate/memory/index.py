@@ -86,7 +86,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(temp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, separators=(",", ":"))
+        handle.write(json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
     os.replace(temp, path)
 
 
@@ -192,11 +192,21 @@ class MemoryIndex:
 
     # --- catching up --------------------------------------------------------------------------------------------
     def catch_up(self, *, wait_seconds: float = 0.0, deep: bool = False) -> CatchUp:
-        """Bring the index level with the files. `deep` compares every file, not just changed directories."""
+        """Bring the index level with the files. `deep` compares every file, not just changed directories.
+
+        Looking is lock-free; only when a file really differs does it take the writer (and look again under
+        it, since another process may have caught up in between)."""
         report = CatchUp()
-        if self.exists() and not deep:
-            stale = self.stale_scopes()
+        if self.exists():
+            stale = list(SCOPES_INDEXED) if deep else self.stale_scopes()
             if not stale:
+                return report
+            files_state = _read_json(self._files_file).get("scopes", {})
+            dirs_state = _read_json(self._dirs_file).get("dirs", {})
+            settled_dirs = dict(dirs_state)
+            if not any(self._scope_differs(scope, files_state, settled_dirs) for scope in stale):
+                if settled_dirs != dirs_state:
+                    _write_json(self._dirs_file, {"version": SCHEMA_VERSION, "dirs": settled_dirs})
                 return report
         else:
             stale = list(SCOPES_INDEXED)
@@ -208,10 +218,11 @@ class MemoryIndex:
         try:
             if not self.exists():
                 writer.delete_all_documents()
-                files_state: dict[str, dict[str, list[Any]]] = {}
+                files_state = {}
+                dirs_state = {}
             else:
                 files_state = _read_json(self._files_file).get("scopes", {})
-            dirs_state = _read_json(self._dirs_file).get("dirs", {}) if self.exists() else {}
+                dirs_state = _read_json(self._dirs_file).get("dirs", {})
             for scope in stale:
                 self._catch_up_scope(scope, writer, files_state, dirs_state, report)
             if report.touched or not self.exists():
@@ -225,6 +236,24 @@ class MemoryIndex:
                 writer.rollback()
                 writer.wait_merging_threads()
         return report
+
+    def _scope_differs(self, scope: str, files_state: dict[str, Any], dirs_state: dict[str, Any]) -> bool:
+        """Whether any file of the scope differs from the manifest; records the directory's settled mtime."""
+        from gate.memory.files import scan_dir
+
+        directory = self.store_dirs[scope]
+        mtime = _dir_mtime(directory)
+        if dirs_state.get(scope, {}).get("path") not in (None, str(directory)):
+            return True
+        known = files_state.get(scope, {})
+        current = {entry.name: entry for entry in scan_dir(directory)}
+        if current.keys() != known.keys() or any(
+            known[name][:3] != entry.signature() for name, entry in current.items()
+        ):
+            return True
+        settled = mtime is None or time.time_ns() - mtime > RACY_WINDOW_NS
+        dirs_state[scope] = {"path": str(directory), "mtime_ns": mtime if settled else -1}
+        return False
 
     def _catch_up_scope(
         self,

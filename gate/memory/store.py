@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from gate.errors import NotFoundError, ValidationError
-from gate.memory.files import CorruptMemoryFile, iter_memories, memory_path, read_memory, write_memory
+from gate.memory.files import (
+    CorruptMemoryFile,
+    iter_memories,
+    memory_path,
+    read_memory,
+    write_memories,
+    write_memory,
+)
 from gate.memory.index import CatchUp, MemoryIndex
 from gate.memory.model import ID_PATTERN, SCOPES, Link, Memory, mint_id, now_iso
 from gate.memory.secrets import refuse_secrets
@@ -220,8 +227,9 @@ class Store:
                         "nor in the store",
                         hint="nothing was imported",
                     )
-        for memory in parsed:
-            self._write(memory)
+        if any(m.scope == "private" for m in parsed):
+            self._mark_project()
+        write_memories([(self.paths.store_for_scope(m.scope), m, m.scope != "team") for m in parsed])
         self.catch_up()
         return [m.id for m in parsed]
 

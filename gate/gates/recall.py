@@ -7,11 +7,13 @@ find nothing pass without a word. What was delivered in this compaction window i
 from __future__ import annotations
 
 from gate.gates import topic
+from gate.gates.anchors import on_prompt, withheld
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.memory.search import Hit, search
 from gate.render import budget_chars, clean, fit, gate_command, index_line
 from gate.session.ledger import Ledger
-from gate.session.transcript import previous_turn_files
+from gate.session.mute import muted_by
+from gate.session.transcript import previous_turn
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -35,11 +37,12 @@ def render(
     items: list[tuple[str, str]] = []
     for hit in hits:
         extra = f" (supersedes {', '.join(hit.superseding)})" if hit.superseding else ""
-        items.append((hit.id, index_line(hit.record, with_body=hit.record["kind"] in with_body, extra=extra)))
+        items.append((hit.id, index_line(hit.record, with_body=hit.record["kind"] in with_body, extra=extra,
+                                         root=ctx.paths.root)))
     if related:
         items.append(("", messages["related_header"]))
         for rel in related:
-            items.append((rel.id, index_line(rel.record, extra=f" ({rel.edge} {rel.from_id})")))
+            items.append((rel.id, index_line(rel.record, extra=f" ({rel.edge} {rel.from_id})", root=ctx.paths.root)))
     records = [h.record for h in hits] + [r.record for r in related]
     personal = any(r.get("source") in ("human", "user") for r in records)
     footer = [
@@ -51,10 +54,20 @@ def render(
 
 
 def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
+    """The recall gate's answer, plus memories cued by keywords or by the prompt itself (gate/gates/anchors.py)."""
+    outcome = _recall(ctx, ledger)
+    try:
+        return on_prompt(ctx, ledger, outcome)
+    except Exception as error:  # a broken cue must not cost the recall answer
+        outcome.extra["cues_error"] = type(error).__name__
+        return outcome
+
+
+def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     prompt = ctx.event.get("prompt")
     if not isinstance(prompt, str):
         return Outcome("skipped", "SKIP_NO_PROMPT", gate="recall")
-    if ledger.muted or not ctx.settings.get("recall", True):
+    if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("recall", True):
         return Outcome("skipped", "SKIP_MUTED", gate="recall")
     rules = ctx.rules("topic_shift")
     floor = ctx.rules("recall").get("floor", {})
@@ -63,9 +76,11 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall")
     ledger.prompts += 1
     record = topic.TopicRecord.from_dict(ledger.topic)
-    touched = previous_turn_files(ctx.transcript_path)
+    # The previous reply matters: follow-ups reuse the words of the answer they follow.
+    previous = previous_turn(ctx.transcript_path)
+    touched = previous.touched_files()
     forced = ledger.force_shift
-    verdict = topic.assess(prompt, None if forced else record, touched, rules)
+    verdict = topic.assess(prompt, None if forced else record, touched, rules, previous.text)
     ledger.topic = topic.update(record, prompt, rules, touched).to_dict()
     extra: dict[str, Any] = {"novelty": verdict.novelty, "terms": verdict.terms}
     if verdict.reason == "trivial":
@@ -77,7 +92,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     index.catch_up(wait_seconds=0.0)
     if not index.exists():
         return Outcome("skipped", "SKIP_NO_INDEX", gate="recall", extra=extra)
-    result = search(index, prompt, exclude=set(ledger.delivered))
+    result = search(index, prompt, exclude=set(ledger.delivered) | withheld(ctx))
     query_size = len(result.terms)
     hits = [hit for hit in result.hits if _passes_floor(hit, query_size, floor)]
     for candidate in result.candidates:

@@ -3,7 +3,7 @@ post-compaction re-injection (SessionStart), and any later injecting gate (ancho
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from typing import Any
 
 from gate.render import CHARS_PER_TOKEN
@@ -46,16 +46,18 @@ def gate_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def injection_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Per injecting gate, plus totals across them (a memory delivered by two gates counts once as distinct)."""
+    by_gate: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:  # one pass: logs run to a hundred thousand records
+        by_gate[str(record.get("gate"))].append(record)
     others = [
-        str(r.get("gate"))
-        for r in records
-        if r.get("gate") not in INJECTING_GATES and r.get("decision") == "fired" and ids(r.get("delivered"))
+        gate
+        for gate, of_gate in by_gate.items()
+        if gate not in INJECTING_GATES and any(r.get("decision") == "fired" and r.get("delivered") for r in of_gate)
     ]
-    names = [*INJECTING_GATES, *dict.fromkeys(others)]
-    per_gate = {gate: gate_figures([r for r in records if r.get("gate") == gate]) for gate in names}
-    prompts = [r for r in records if r.get("event") == "UserPromptSubmit"]
-    per_gate["recall"]["prompts"] = len(prompts)
-    injecting = [r for r in records if r.get("gate") in names]
+    names = [*INJECTING_GATES, *others]
+    per_gate = {gate: gate_figures(by_gate.get(gate, [])) for gate in names}
+    per_gate["recall"]["prompts"] = sum(1 for r in records if r.get("event") == "UserPromptSubmit")
+    injecting = [r for gate in names for r in by_gate.get(gate, [])]
     fires = [r for r in injecting if r.get("decision") == "fired"]
     delivered = [memory_id for r in fires for memory_id in ids(r.get("delivered"))]
     sessions = {r.get("session") for r in records}

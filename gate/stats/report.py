@@ -177,7 +177,9 @@ def render_text(report: dict[str, Any]) -> str:
     failed = f"  fail-opens: {health['failed_open']}"
     error = health["last_error"]
     if error:
-        failed += f" — last error {error.get('ts')} {error.get('event')}: {error.get('error')}: {error.get('message')}"
+        # The error log is not per project or window: its last line is shown with its own time.
+        label = "last error" if health["failed_open"] else "none in this window; last error ever"
+        failed += f" — {label} {error.get('ts')} {error.get('event')}: {error.get('error')}: {error.get('message')}"
     lines.append(failed)
     store = health["store"]
     lines.append(

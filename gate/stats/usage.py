@@ -22,8 +22,8 @@ from typing import Any
 
 from gate.stats.select import ids
 
-MAX_SESSIONS = 30
-MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024
+MAX_SESSIONS = 25
+MAX_TRANSCRIPT_BYTES = 4 * 1024 * 1024
 USES = ("opened", "cited", "acted_on")
 
 _SAFE_SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")

@@ -49,7 +49,9 @@ def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict
         else:
             report["message"] = f"no activity for {selection.describe()}"
             report["hint"] = (
-                f"{len(everything)} evaluations are logged outside it: try --all-projects or a wider --since"
+                f"{len(everything)} evaluations are logged outside it: "
+                + ("check the session id (`gate trace --session X` names recent ones)" if selection.session
+                   else "try --all-projects or a wider --since")
             )
     return report
 

@@ -300,7 +300,7 @@ def read_turn(
             entry = _parse(line)
             if entry is not None and collector.feed(entry):
                 break
-    except OSError:  # missing, a directory, unreadable
+    except (OSError, ValueError):  # missing, a directory, unreadable, a path with a NUL byte
         return _fallback(last_assistant_message)
     turn = collector.turn()
     if last_assistant_message and last_assistant_message.strip() not in turn.text:

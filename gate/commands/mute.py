@@ -1,0 +1,143 @@
+"""`gate mute` / `gate unmute`: "ignore memory for now" — every gate stays silent until unmuted.
+
+`--session [ID]` mutes one Claude Code session (its ledger's flag; ID defaults to $CLAUDE_CODE_SESSION_ID,
+which the agent's own Bash tool has); without it the whole project is muted, optionally `--for` a while.
+Muted gates answer nothing and audit SKIP_MUTED; mute and unmute themselves are audited too, so `gate stats`
+shows when memory was switched off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from typing import Any
+
+from gate.commands._common import add_json_option, add_project_option, print_json
+from gate.errors import ValidationError
+from gate.memory.triggers import format_time, parse_duration
+from gate.paths import ProjectPaths, ensure_private_dir
+from gate.session.audit import write_audit
+from gate.session.ledger import ledger_path, open_ledger
+from gate.session.mute import mute_file, project_mute
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    mute = sub.add_parser("mute", help="silence every gate (this project, or one session) until `gate unmute`")
+    mute.add_argument("--session", nargs="?", const="", default=None, metavar="ID",
+                      help="mute one session only (default ID: $CLAUDE_CODE_SESSION_ID)")
+    mute.add_argument("--for", dest="duration", metavar="DURATION",
+                      help="project mute ends by itself after e.g. 30m, 2h, 1d")
+    mute.add_argument("--status", action="store_true", help="only show whether gates are muted")
+    add_project_option(mute)
+    add_json_option(mute)
+    mute.set_defaults(func=run_mute)
+    unmute = sub.add_parser("unmute", help="let the gates speak again")
+    unmute.add_argument("--session", nargs="?", const="", default=None, metavar="ID",
+                        help="unmute one session (default ID: $CLAUDE_CODE_SESSION_ID)")
+    add_project_option(unmute)
+    add_json_option(unmute)
+    unmute.set_defaults(func=run_unmute)
+
+
+def _session_id(value: str | None) -> str | None:
+    if value is None:
+        return None
+    session = value or os.environ.get("CLAUDE_CODE_SESSION_ID", "")
+    if not session:
+        raise ValidationError("--session needs an ID here", hint="outside Claude Code, pass the session id")
+    return session
+
+
+def _audit(paths: ProjectPaths, session: str | None, decision: str, extra: dict[str, Any] | None = None) -> None:
+    scope = "SESSION" if session else "PROJECT"
+    record: dict[str, Any] = {
+        "session": session or "",
+        "project": str(paths.root),
+        "event": "mute",
+        "gate": "mute",
+        "decision": decision,
+        "reason": f"{decision.upper()}_{scope}",
+    }
+    record.update(extra or {})
+    write_audit(record)
+
+
+def _status(paths: ProjectPaths, session: str | None) -> dict[str, Any]:
+    state: dict[str, Any] = {"project": str(paths.root), "project_muted": False}
+    record = project_mute(paths)
+    if record is not None:
+        state["project_muted"] = True
+        until = record.get("until")
+        if isinstance(until, int | float):
+            state["until"] = format_time(until)
+    if session:
+        muted = False
+        if ledger_path(session).exists():
+            with open(ledger_path(session), encoding="utf-8") as handle:
+                try:
+                    muted = bool(json.load(handle).get("muted"))
+                except ValueError:
+                    muted = False
+        state["session"] = session
+        state["session_muted"] = muted
+    return state
+
+
+def _print(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
+    if args.json:
+        print_json(data)
+    else:
+        print(text)
+
+
+def run_mute(args: argparse.Namespace) -> int:
+    paths = ProjectPaths.for_cwd(args.project)
+    session = _session_id(args.session)
+    if args.status:
+        state = _status(paths, session)
+        muted = state["project_muted"] or state.get("session_muted", False)
+        text = ("muted" + (f" until {state['until']}" if "until" in state else "")) if muted else "not muted"
+        _print(args, state, f"gate: {text} ({paths.root})")
+        return 0
+    if session is not None:
+        if args.duration:
+            raise ValidationError("--for applies to a project mute", hint="gate unmute --session ends a session mute")
+        with open_ledger(session) as ledger:
+            ledger.muted = True
+        _audit(paths, session, "muted")
+        _print(args, {"muted": "session", "session": session}, f"muted session {session}: gates stay silent")
+        return 0
+    until: float | None = None
+    if args.duration:
+        try:
+            until = time.time() + parse_duration(args.duration)
+        except ValueError as error:
+            raise ValidationError(str(error)) from error
+    target = mute_file(paths)
+    ensure_private_dir(target.parent)
+    target.write_text(json.dumps({"since": time.time(), "until": until, "root": str(paths.root)}), encoding="utf-8")
+    _audit(paths, None, "muted", {"until": format_time(until)} if until else None)
+    ends = f" until {format_time(until)}" if until else " until `gate unmute`"
+    _print(args, {"muted": "project", "until": format_time(until) if until else None},
+           f"muted {paths.root}: every gate stays silent{ends}")
+    return 0
+
+
+def run_unmute(args: argparse.Namespace) -> int:
+    paths = ProjectPaths.for_cwd(args.project)
+    session = _session_id(args.session)
+    if session is not None:
+        with open_ledger(session) as ledger:
+            ledger.muted = False
+        _audit(paths, session, "unmuted")
+        _print(args, {"unmuted": "session", "session": session}, f"unmuted session {session}")
+        return 0
+    existed = mute_file(paths).exists()
+    mute_file(paths).unlink(missing_ok=True)
+    if existed:
+        _audit(paths, None, "unmuted")
+    _print(args, {"unmuted": "project", "was_muted": existed},
+           f"unmuted {paths.root}" if existed else f"{paths.root} was not muted")
+    return 0

@@ -1,0 +1,505 @@
+"""Cue-anchored delivery (hot path: standard library; tantivy only for prompt keywords).
+
+PreToolUse (`evaluate`): before a Read/Edit/Write/MultiEdit/NotebookEdit/Grep/Glob touches a file, or a Bash
+command runs, the memories whose triggers match come back as additionalContext (which Claude Code shows the
+model after the tool result). The tool is never denied. The same machinery serves the other cues: keyword
+and first-prompt cues ride on the recall gate's answer (`on_prompt`), session-start and post-compaction cues
+on the session-start gate's (`at_session_start`).
+
+Every cue is deterministic and audited: a memory comes back at most once per compaction window (the
+ledger's `delivered`, re-armed at compaction), never outside its not-before/expires window, never sooner
+than its cooldown, and within a budget per injection and per session, dropping by precedence (directive >
+gotcha > task > decision/fix > finding > others) with the dropped ids in the audit. Triggers and their
+syntax: gate/memory/triggers.py and rules/triggers.toml.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+from gate.gates.base import HookContext, Outcome, additional_context
+from gate.memory import cues
+from gate.memory import triggers as trig
+from gate.render import HARD_LIMIT_CHARS, budget_chars, clean, fit, gate_command, index_line
+from gate.session.ledger import Ledger
+from gate.session.mute import muted_by
+
+TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
+
+GATE = "anchors"
+SOURCE_ORDER = {"human": 0, "user": 1, "agent": 2}
+MAX_COMMAND_CHARS = 8_000  # a command regex sees at most this much (a heredoc must not stall the hook)
+MIN_SESSION_ROOM = 200
+
+
+# --- rules ----------------------------------------------------------------------------------------------------------
+def _rules(ctx: HookContext) -> dict[str, Any]:
+    return ctx.rules("triggers")
+
+
+def _defaults(rules: dict[str, Any]) -> dict[str, list[str]]:
+    table = rules.get("defaults", {})
+    return {str(k): [str(c) for c in v] for k, v in table.items() if isinstance(v, list)}
+
+
+def _messages(ctx: HookContext, rules: dict[str, Any]) -> dict[str, str]:
+    merged = dict(rules.get("messages", {}))
+    merged.update(ctx.rules("messages").get("anchors", {}))
+    return merged
+
+
+def rank(record: dict[str, Any], precedence: dict[str, Any]) -> int:
+    value = precedence.get(str(record.get("kind")), precedence.get("other", 99))
+    return int(value) if isinstance(value, int) else 99
+
+
+def order(records: list[dict[str, Any]], precedence: dict[str, Any]) -> list[dict[str, Any]]:
+    """Precedence first, then who wrote it (a person before an agent), then newest first."""
+    newest = sorted(records, key=lambda r: str(r.get("created", "")), reverse=True)
+    return sorted(newest, key=lambda r: (rank(r, precedence), SOURCE_ORDER.get(str(r.get("source")), 3)))
+
+
+def provenance_note(ctx: HookContext, records: list[dict[str, Any]]) -> str:
+    """Agent-written memories are framed as claims to verify; a person's words are marked as such."""
+    messages = ctx.rules("messages").get("recall", {})
+    personal = any(r.get("source") in ("human", "user") for r in records)
+    return str(messages.get("provenance_mixed" if personal else "provenance_agent", ""))
+
+
+# --- what a tool call touches -----------------------------------------------------------------------------------------
+def _relative(value: str, root: str, cwd: str) -> str | None:
+    """A tool's path argument relative to the project root ('/'-separated), or None when outside it."""
+    path = os.path.expanduser(value)
+    if not os.path.isabs(path):
+        path = os.path.join(cwd, path)
+    for candidate in (os.path.normpath(path), os.path.realpath(path)):
+        if candidate == root:
+            return ""
+        if candidate.startswith(root + os.sep):
+            return candidate[len(root) + 1 :].replace(os.sep, "/")
+    return None
+
+
+def _literal_head(pattern: str) -> tuple[str, bool]:
+    """The leading directories of a glob pattern before its first wildcard, and whether it has none at all."""
+    parts = pattern.replace("\\", "/").split("/")
+    head: list[str] = []
+    for part in parts:
+        if any(ch in part for ch in "*?[{"):
+            return "/".join(head), False
+        head.append(part)
+    return "/".join(head), True
+
+
+class Touch:
+    """What one tool call touches: files, directories (searches), or a command."""
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+        self.files: list[str] = []
+        self.dirs: list[str] = []
+        self.command: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.files:
+            return self.files[0]
+        if self.dirs:
+            return self.dirs[0] + "/"
+        return self.tool
+
+
+def touch_of(ctx: HookContext, tools: dict[str, Any]) -> Touch | None:
+    tool = ctx.event.get("tool_name")
+    tool_input = ctx.event.get("tool_input")
+    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+        return None
+    touch = Touch(tool)
+    run = tools.get("run", {})
+    if tool in run:
+        command = tool_input.get(run[tool])
+        if not isinstance(command, str) or not command.strip():
+            return None
+        touch.command = command[:MAX_COMMAND_CHARS]
+        return touch
+    root = str(ctx.paths.root)
+    cwd = ctx.event.get("cwd") if isinstance(ctx.event.get("cwd"), str) else root
+    for key in tools.get("files", {}).get(tool, []):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            relative = _relative(value, root, cwd)
+            if relative:
+                touch.files.append(relative)
+    base = cwd
+    for key in tools.get("dirs", {}).get(tool, []):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            base = value if os.path.isabs(value) else os.path.join(cwd, value)
+            relative = _relative(value, root, cwd)
+            if relative:
+                touch.dirs.append(relative)
+                touch.files.append(relative)  # a search path may be one file
+    for key in tools.get("patterns", {}).get(tool, []):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            head, literal = _literal_head(value)
+            if head or literal:
+                relative = _relative(head or ".", root, base)
+                if relative:
+                    (touch.files if literal else touch.dirs).append(relative)
+    if not touch.files and not touch.dirs:
+        return None
+    return touch
+
+
+# --- matching ---------------------------------------------------------------------------------------------------------
+_compiled: dict[str, re.Pattern[str]] = {}
+
+
+def _regex(source: str) -> re.Pattern[str]:
+    pattern = _compiled.get(source)
+    if pattern is None:
+        pattern = _compiled[source] = re.compile(source)
+    return pattern
+
+
+def glob_matches_file(glob: str, relative: str) -> bool:
+    return bool(_regex(trig.glob_regex(glob)).fullmatch(relative))
+
+
+def glob_matches_dir(glob: str, relative: str) -> bool:
+    """A search over a directory touches a glob's files when the directory lies at or below the glob's literal
+    directory (a search of `src/` is no cue for `src/payments/**`; one of `src/payments/` is)."""
+    static = trig.static_dir(glob)
+    if not static or relative.count("/") < static.count("/"):
+        return False
+    return trig.could_contain(glob, relative)
+
+
+def _tool_match(trigger: dict[str, Any], touch: Touch, tools: dict[str, Any]) -> bool:
+    event = trigger.get("event")
+    if event == "pre-edit" and touch.tool not in tools.get("edit", []):
+        return False
+    if event == "pre-run" and touch.tool not in tools.get("run", {}):
+        return False
+    if event not in (None, "pre-edit", "pre-run") or trigger.get("keywords"):
+        return False
+    globs = trigger.get("paths") or []
+    if globs and not (
+        any(all(glob_matches_file(g, f) for g in globs) for f in touch.files)
+        or any(all(glob_matches_dir(g, d) for g in globs) for d in touch.dirs)
+    ):
+        return False
+    commands = trigger.get("commands") or []
+    if commands and (touch.command is None or not all(_regex(c).search(touch.command) for c in commands)):
+        return False
+    return bool(globs or commands or event)
+
+
+class Selection:
+    """Matched memories sorted into: to deliver, already delivered / cooling down, outside their window."""
+
+    def __init__(self) -> None:
+        self.deliver: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (record, trigger that fired)
+        self.suppressed: list[str] = []
+        self.cooling: list[str] = []
+        self.outside: dict[str, str] = {}
+
+
+def select(
+    table: dict[str, Any], matched: dict[str, list[dict[str, Any]]], ledger: Ledger, now: float
+) -> Selection:
+    selection = Selection()
+    delivered = set(ledger.delivered)
+    for memory_id, fired in matched.items():
+        entry = table["memories"].get(memory_id)
+        if entry is None:
+            continue
+        open_triggers = [t for t in fired if trig.window_state(t, now) == "open"]
+        if not open_triggers:
+            selection.outside[memory_id] = trig.window_state(fired[0], now)
+            continue
+        if memory_id in delivered:
+            selection.suppressed.append(memory_id)
+            continue
+        last = ledger.cooldowns.get(memory_id)
+        ready = [
+            t for t in open_triggers
+            if not t.get("cooldown") or not isinstance(last, int | float) or now - last >= float(t["cooldown"])
+        ]
+        if not ready:
+            selection.cooling.append(memory_id)
+            continue
+        selection.deliver.append((entry["record"], ready[0]))
+    return selection
+
+
+# --- delivering -------------------------------------------------------------------------------------------------------
+def deliver(
+    ctx: HookContext,
+    ledger: Ledger,
+    selection: Selection,
+    header: str,
+    rules: dict[str, Any],
+    *,
+    room: int = HARD_LIMIT_CHARS,
+) -> tuple[str | None, list[str], list[str], str]:
+    """Render the selection within the budgets: (text or None, kept ids, dropped ids, drop reason or '')."""
+    budget = rules.get("budget", {})
+    session_room = int(budget.get("session_tokens", 25_000)) * 4 - ledger.injected_chars
+    by_id = {record["id"]: (record, trigger) for record, trigger in selection.deliver}
+    ordered = order([record for record, _ in selection.deliver], rules.get("precedence", {}))
+    ids = [r["id"] for r in ordered]
+    if session_room < MIN_SESSION_ROOM:
+        return None, [], ids, "DROPPED_SESSION_BUDGET"
+    limit = min(budget_chars(int(ctx.settings.get("anchor_budget_tokens", 600))), session_room, room)
+    max_items = int(budget.get("max_items", 5))
+    shown, over = ordered[:max_items], ordered[max_items:]
+    root = ctx.paths.root
+    items = [(r["id"], index_line(r, with_body=True, root=root)) for r in shown]
+    messages = _messages(ctx, rules)
+    footer = [provenance_note(ctx, shown), messages["footer"].format(gate=gate_command())]
+    text, kept, dropped = fit([header], items, footer, limit)
+    dropped += [r["id"] for r in over]
+    if not kept:
+        return None, [], dropped, "DROPPED_SESSION_BUDGET" if limit == session_room else "DROPPED_BUDGET"
+    now = time.time()
+    ledger.mark_delivered(kept)
+    for memory_id in kept:
+        ledger.anchors_fired[f"{memory_id} {by_id[memory_id][1].get('spec', '')}"] = now
+    ledger.injected_chars += len(text)
+    return text, kept, dropped, ""
+
+
+def _skip_reason(selection: Selection) -> str:
+    if selection.suppressed:
+        return "SUPPRESSED_ALREADY_DELIVERED"
+    if selection.cooling:
+        return "SUPPRESSED_COOLDOWN"
+    if selection.outside:
+        return "SKIP_OUTSIDE_WINDOW"
+    return "SKIP_NO_CUE"
+
+
+def _extra(selection: Selection, kept: list[str]) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    fired = {record["id"]: trigger.get("spec", "") for record, trigger in selection.deliver if record["id"] in kept}
+    if fired:
+        extra["fired"] = fired
+    if selection.outside:
+        extra["outside_window"] = selection.outside
+    if selection.cooling:
+        extra["cooldown"] = selection.cooling
+    return extra
+
+
+# --- PreToolUse -------------------------------------------------------------------------------------------------------
+def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
+    rules = _rules(ctx)
+    tools = rules.get("tools", {})
+    touch = touch_of(ctx, tools)
+    if touch is None:
+        return Outcome("skipped", "SKIP_NOT_A_CUE", gate=GATE)
+    extra: dict[str, Any] = {"tool": touch.tool}
+    if touch.command is None:
+        extra["target"] = touch.label
+    muted = muted_by(ctx.paths, ledger.muted)
+    if muted:
+        return Outcome("skipped", "SKIP_MUTED", gate=GATE, extra={**extra, "muted": muted})
+    table = cues.load(ctx.paths, _defaults(rules))
+    refs: list[list[Any]] = []
+    for relative in touch.files:
+        refs += cues.candidates_for_file(table, relative)
+    by_dir = table.get("by_dir", {})
+    for relative in touch.dirs:
+        parts = relative.split("/")
+        for depth in range(1, len(parts) + 1):
+            refs += by_dir.get("/".join(parts[:depth]), [])
+    events = table.get("events", {})
+    if touch.command is not None:
+        refs += table.get("commands", []) + events.get("pre-run", [])
+    if touch.tool in tools.get("edit", []):
+        refs += events.get("pre-edit", [])
+    matched: dict[str, list[dict[str, Any]]] = {}
+    for memory_id, index in refs:
+        trigger = table["memories"][memory_id]["triggers"][index]
+        if trigger not in matched.get(memory_id, []) and _tool_match(trigger, touch, tools):
+            matched.setdefault(memory_id, []).append(trigger)
+    if not matched:
+        return Outcome("skipped", "SKIP_NO_CUE", gate=GATE, extra=extra)
+    selection = select(table, matched, ledger, time.time())
+    extra.update(_extra(selection, []))
+    suppressed = selection.suppressed + selection.cooling
+    if not selection.deliver:
+        return Outcome("skipped", _skip_reason(selection), gate=GATE, suppressed=suppressed, extra=extra)
+    messages = _messages(ctx, rules)
+    if touch.command is not None:
+        target = messages["target_command"].format(command=clean(touch.command, 80).replace("`", "'"))
+    else:
+        target = clean(touch.label, 200)
+    text, kept, dropped, drop_reason = deliver(ctx, ledger, selection, messages["header"].format(target=target), rules)
+    extra.update(_extra(selection, kept))
+    if text is None:
+        return Outcome("skipped", drop_reason, gate=GATE, suppressed=suppressed, dropped=dropped, extra=extra)
+    first = next(trigger for record, trigger in selection.deliver if record["id"] == kept[0])
+    reason = "FIRED_PATH" if first.get("paths") else "FIRED_COMMAND" if first.get("commands") else "FIRED_EVENT"
+    return Outcome(
+        "fired",
+        reason,
+        output=additional_context("PreToolUse", text),
+        gate=GATE,
+        delivered=kept,
+        suppressed=suppressed,
+        dropped=dropped,
+        chars=len(text),
+        extra=extra,
+    )
+
+
+# --- UserPromptSubmit: keyword and first-prompt cues ------------------------------------------------------------------
+def _keyword_match(keywords: list[str], prompt_terms: set[str], prompt_words: set[str]) -> bool:
+    from gate.textproc import terms
+
+    for phrase in keywords:
+        for word in phrase.split():
+            stems = terms(word)
+            if stems:
+                if not all(stem in prompt_terms for stem in stems):
+                    return False
+            elif word.lower().strip(".,;:!?\"'") not in prompt_words:
+                return False
+    return True
+
+
+def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
+    """Add keyword- and prompt-cued memories to the recall gate's answer (or answer alone when it was silent)."""
+    prompt = ctx.event.get("prompt")
+    if not isinstance(prompt, str) or outcome.reason == "SKIP_MUTED" or muted_by(ctx.paths, ledger.muted):
+        return outcome
+    rules = _rules(ctx)
+    table = cues.load(ctx.paths, _defaults(rules))
+    refs = table.get("events", {}).get("prompt", [])
+    if not refs:
+        return outcome
+    from gate.textproc import terms
+
+    prompt = prompt[:6000]
+    prompt_terms = set(terms(prompt))
+    prompt_words = set(re.findall(r"[\w'-]+", prompt.lower()))
+    matched: dict[str, list[dict[str, Any]]] = {}
+    words_seen: list[str] = []
+    for memory_id, index in refs:
+        trigger = table["memories"][memory_id]["triggers"][index]
+        keywords = trigger.get("keywords") or []
+        if trigger.get("event") not in (None, "prompt"):
+            continue
+        if keywords and not _keyword_match(keywords, prompt_terms, prompt_words):
+            continue
+        matched.setdefault(memory_id, []).append(trigger)
+        words_seen += keywords
+    if not matched:
+        return outcome
+    selection = select(table, matched, ledger, time.time())
+    covered = [i for i in selection.suppressed if i in outcome.delivered]  # the recall search just delivered it
+    selection.suppressed = [i for i in selection.suppressed if i not in covered]
+    cue_extra = _extra(selection, [])
+    suppressed = selection.suppressed + selection.cooling
+    existing = ""
+    if outcome.output is not None:
+        existing = str(outcome.output.get("hookSpecificOutput", {}).get("additionalContext", ""))
+    text = None
+    kept: list[str] = []
+    dropped: list[str] = []
+    drop_reason = ""
+    if selection.deliver:
+        messages = _messages(ctx, rules)
+        cue = (
+            messages["prompt_cue_keyword"].format(words=", ".join(clean(w, 40) for w in dict.fromkeys(words_seen)))
+            if words_seen
+            else messages["prompt_cue_event"]
+        )
+        text, kept, dropped, drop_reason = deliver(
+            ctx, ledger, selection, messages["prompt_header"].format(cue=cue), rules,
+            room=HARD_LIMIT_CHARS - len(existing) - 2,
+        )
+        cue_extra = _extra(selection, kept)
+    cue_reason = ("FIRED_KEYWORD" if words_seen else "FIRED_PROMPT_EVENT") if text else (
+        drop_reason or ("COVERED_BY_RECALL" if covered and not selection.suppressed else _skip_reason(selection))
+    )
+    cue_extra["reason"] = cue_reason
+    outcome.extra["cues"] = cue_extra
+    outcome.suppressed += [i for i in suppressed if i not in outcome.suppressed]
+    outcome.dropped += dropped
+    if text is None:
+        return outcome
+    combined = f"{existing}\n\n{text}" if existing else text
+    outcome.output = additional_context("UserPromptSubmit", combined)
+    outcome.delivered += kept
+    outcome.chars = len(combined)
+    if outcome.decision != "fired":
+        outcome.extra["recall"] = outcome.reason
+        outcome.decision, outcome.reason, outcome.gate = "fired", cue_reason, "cues"
+    return outcome
+
+
+def withheld(ctx: HookContext) -> set[str]:
+    """Memories outside every one of their time windows (expired, not yet due): no gate delivers them now."""
+    try:
+        return cues.withheld(cues.load(ctx.paths, _defaults(_rules(ctx))), time.time())
+    except Exception:  # the recall gate must not fail because of the cue table
+        return set()
+
+
+# --- SessionStart: session-start and post-compaction cues -------------------------------------------------------------
+def at_session_start(
+    ctx: HookContext, ledger: Ledger, source: Any, directives: list[dict[str, Any]], tasks: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(directives, tasks, cued before tasks, cued after tasks) for this start.
+
+    Directives and open tasks come back by their kind's default (rules/triggers.toml) unless they declare cues
+    of their own; other memories come back when they declare this event. Cued ones are ordered by precedence
+    and split around the tasks, so the budget drops them in precedence order."""
+    rules = _rules(ctx)
+    try:
+        table = cues.load(ctx.paths, _defaults(rules))
+    except Exception:  # without the cue table, the kinds' standing delivery goes on as before
+        return directives, tasks, [], []
+    channel = trig.CHANNEL_COMPACT if source == "compact" else trig.CHANNEL_START
+    now = time.time()
+    memories = table.get("memories", {})
+    matched: dict[str, list[dict[str, Any]]] = {}
+    for memory_id, entry in memories.items():
+        fired = [t for t in entry["triggers"] if t.get("event") == channel]
+        if fired:
+            matched[memory_id] = fired
+    selection = select(table, matched, ledger, now)
+    due = {record["id"] for record, _ in selection.deliver}
+    if source != "resume":
+        # select() leaves out what this window delivered; a new window needs its standing memories again
+        # (a resumed conversation still holds them)
+        due |= {i for i in selection.suppressed if i in memories}
+    directives = [r for r in directives if r["id"] in due]
+    tasks = [r for r in tasks if r["id"] in due]
+    shown = {r["id"] for r in directives + tasks}
+    extra = [memories[i]["record"] for i in sorted(due - shown)]
+    directives += [r for r in extra if r.get("kind") == "directive"]
+    tasks += [r for r in extra if r.get("kind") == "task"]
+    precedence = rules.get("precedence", {})
+    others = order([r for r in extra if r.get("kind") not in ("directive", "task")], precedence)
+    task_rank = rank({"kind": "task"}, precedence)
+    early = [r for r in others if rank(r, precedence) < task_rank]
+    late = [r for r in others if rank(r, precedence) >= task_rank]
+    return directives, tasks, early, late
+
+
+def cue_items(ctx: HookContext, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """A section of cued memories for the session-start answer (empty when there are none)."""
+    if not records:
+        return []
+    header = _messages(ctx, _rules(ctx))["start_section"]
+    return [("", header)] + [(r["id"], index_line(r, with_body=True, root=Path(ctx.paths.root))) for r in records]

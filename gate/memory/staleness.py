@@ -1,0 +1,136 @@
+"""Staleness of anchored memories (hot path: standard library only).
+
+A memory written with `--path` records a content hash of each anchored file at write time (`anchors`). When a
+file's content differs now, or the file is gone, what the memory says about it may no longer hold: the line
+that delivers it carries `[stale: src/x.py changed since this was written on DATE]`. `gate verify` runs the
+same check for every memory and can refresh the hashes or retire the memory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
+
+CHANGED = "changed"
+MISSING = "missing"
+UNREADABLE = "unreadable"
+MAX_HASH_BYTES = 32 * 1024 * 1024  # a bigger anchored file is compared by size only: hashing it would stall a hook
+SHOWN_FILES = 3
+
+
+def content_hash(path: str | os.PathLike[str]) -> str:
+    import hashlib  # only when an anchored memory is delivered: the hook pays for every import
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(block)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def _applies(record: dict[str, Any], root: Path) -> bool:
+    """Anchors are relative to the project they were written in; a user-scope memory read from another
+    project cannot be checked there (its files are not this project's)."""
+    project = record.get("project") or ""
+    return record.get("scope") != "user" or not project or project == str(root)
+
+
+def check(record: dict[str, Any], root: Path) -> list[tuple[str, str]]:
+    """(relative path, CHANGED | MISSING | UNREADABLE) for each anchored file that no longer matches."""
+    anchors = record.get("anchors") or {}
+    if not isinstance(anchors, dict) or not anchors or not _applies(record, root):
+        return []
+    problems: list[tuple[str, str]] = []
+    for relative, recorded in sorted(anchors.items()):
+        if not isinstance(relative, str) or not isinstance(recorded, str):
+            continue
+        target = root / relative
+        try:
+            size = os.stat(target).st_size
+            if not os.path.isfile(target):
+                problems.append((relative, MISSING))
+            elif size > MAX_HASH_BYTES:
+                continue
+            elif content_hash(target) != recorded:
+                problems.append((relative, CHANGED))
+        except FileNotFoundError:
+            problems.append((relative, MISSING))
+        except OSError:
+            problems.append((relative, UNREADABLE))
+    return problems
+
+
+def describe(problems: list[tuple[str, str]], date: str) -> str:
+    """`stale: a.py changed since this was written on DATE; b.py is missing` (empty when nothing is wrong)."""
+    if not problems:
+        return ""
+    parts: list[str] = []
+    by_state: dict[str, list[str]] = {}
+    for relative, state in problems:
+        by_state.setdefault(state, []).append(relative)
+
+    def names(paths: list[str]) -> str:
+        shown = ", ".join(paths[:SHOWN_FILES])
+        return shown + (f" and {len(paths) - SHOWN_FILES} more" if len(paths) > SHOWN_FILES else "")
+
+    if CHANGED in by_state:
+        parts.append(f"{names(by_state[CHANGED])} changed since this was written on {date}")
+    if MISSING in by_state:
+        verb = "are" if len(by_state[MISSING]) > 1 else "is"
+        parts.append(f"{names(by_state[MISSING])} {verb} missing (anchored on {date})")
+    if UNREADABLE in by_state:
+        parts.append(f"{names(by_state[UNREADABLE])} could not be read")
+    return "stale: " + "; ".join(parts)
+
+
+def stale_mark(record: dict[str, Any], root: Path) -> str:
+    """The warning for a delivered line, or '' when every anchored file still matches."""
+    try:
+        return describe(check(record, root), str(record.get("created", ""))[:10] or "an unknown date")
+    except Exception:  # a broken anchor must never cost the delivery itself
+        return ""
+
+
+def anchor_hashes(root: Path, globs: list[str], max_files: int = 50, max_visits: int = 20_000) -> dict[str, str]:
+    """Content hash of each file the globs match now, with the same glob meaning as path triggers
+    (gate/memory/triggers.py: `src/db/**` and a plain `src/db` both mean every file beneath src/db).
+
+    Used at write time and by `gate verify --refresh`; bounded so a `**/*.py` over a huge tree stays quick."""
+    import re
+
+    from gate.memory import triggers as trig
+
+    found: dict[str, str] = {}
+    for raw in globs:
+        try:
+            glob = trig.normalize_glob(raw)
+        except ValueError:
+            continue
+        pattern = re.compile(trig.glob_regex(glob))
+        start = root / trig.static_dir(glob) if trig.static_dir(glob) else root
+        candidates: list[str] = []
+        if start.is_file():
+            candidates = [trig.static_dir(glob)]
+        else:
+            visits = 0
+            for directory, subdirs, files in os.walk(start):
+                subdirs[:] = sorted(d for d in subdirs if d != ".git")
+                base = os.path.relpath(directory, root).replace(os.sep, "/")
+                for name in sorted(files):
+                    candidates.append(name if base == "." else f"{base}/{name}")
+                visits += len(files) + len(subdirs)
+                if visits > max_visits:
+                    break
+        for relative in candidates:
+            if len(found) >= max_files:
+                return found
+            if relative not in found and pattern.fullmatch(relative):
+                try:
+                    found[relative] = content_hash(root / relative)
+                except OSError:
+                    continue
+    return found

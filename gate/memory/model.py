@@ -140,6 +140,10 @@ class Memory:
                 raise ValidationError(f"{name} must be a list of text")
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.anchors.items()):
             raise ValidationError("anchors must map paths to hashes")
+        if self.triggers:
+            from gate.memory.triggers import parse_all  # stdlib; a trigger that cannot fire is refused at write
+
+            parse_all(self.triggers)
 
     # --- reading ----------------------------------------------------------------------------------------------
     @property

@@ -8,6 +8,8 @@ import sys
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import ValidationError
 from gate.memory.model import KINDS, LINK_TYPES, SCOPES, Link, Memory
+from gate.memory.staleness import anchor_hashes
+from gate.memory.triggers import normalize as normalize_trigger
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -18,8 +20,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--tag", action="append", default=[], dest="tags")
     parser.add_argument("--path", action="append", default=[], dest="paths", metavar="GLOB",
                         help="anchor to files (relative to the project); repeatable")
-    parser.add_argument("--on", action="append", default=[], dest="triggers", metavar="TRIGGER",
-                        help="when to deliver it, e.g. path:src/db/** or command:alembic; repeatable")
+    parser.add_argument(
+        "--on", action="append", default=[], dest="triggers", metavar="TRIGGER",
+        help="deliver it by itself when the cue appears; repeatable, any one may fire. TRIGGER is clauses "
+        "joined by commas, all of which must hold: path:GLOB (a tool touches a matching file; ** spans "
+        "directories), command:REGEX (a Bash command about to run), keyword:WORDS (all in the prompt), "
+        "event:session-start|post-compaction|prompt|pre-edit|pre-run, and the modifiers not-before:DATE, "
+        "expires:DATE (YYYY-MM-DD, UTC, or +30d) and cooldown:DURATION (30m, 2h, 1d). "
+        "E.g. --on 'path:src/db/**,expires:2027-01-01' --on 'command:alembic (upgrade|downgrade)'. "
+        "Without --on: gotchas fire on their --path, directives and tasks at session start and after "
+        "compaction, the rest through the recall search",
+    )
     parser.add_argument("--scope", default="private", choices=SCOPES)
     parser.add_argument("--supersedes", action="append", default=[], metavar="ID")
     parser.add_argument("--link", action="append", default=[], metavar="TYPE:ID",
@@ -58,11 +69,13 @@ def run(args: argparse.Namespace) -> int:
         tags=args.tags,
         scope=args.scope,
         paths=args.paths,
-        triggers=args.triggers,
+        triggers=[normalize_trigger(spec) for spec in args.triggers],  # +30d -> a date
         links=[parse_link(text) for text in args.link],
         source=args.source or "agent",
         session=args.session or os.environ.get("CLAUDE_CODE_SESSION_ID", ""),
     )
+    if memory.paths:  # hashed with the glob meaning of path triggers (`src/db/**`: every file beneath)
+        memory.anchors = anchor_hashes(store.paths.root, memory.paths)
     store.remember(memory, supersedes=args.supersedes)
     if args.json:
         print_json({"id": memory.id})

@@ -7,9 +7,11 @@ again — and re-injects; startup, resume and clear inject too.
 
 from __future__ import annotations
 
+from gate.gates.anchors import at_session_start, cue_items, provenance_note
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.render import budget_chars, fit, gate_command, index_line
 from gate.session.ledger import Ledger
+from gate.session.mute import muted_by
 
 STANDING_LIMIT = 50
 
@@ -38,25 +40,29 @@ def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
         ledger.rearm()
     elif source in ("startup", "clear"):
         ledger.force_shift = "session"
-    if ledger.muted:
+    if ledger.muted or muted_by(ctx.paths, False):
         return Outcome("skipped", "SKIP_MUTED", gate="session_start")
     directives, tasks = standing_memories(ctx)
+    # by their triggers (rules/triggers.toml), plus other memories cued for this moment, split around the tasks
+    directives, tasks, early, late = at_session_start(ctx, ledger, source, directives, tasks)
     if source == "resume":
         # A resumed conversation still holds what this window delivered (e.g. just after /compact).
         directives = [r for r in directives if r["id"] not in ledger.delivered]
         tasks = [r for r in tasks if r["id"] not in ledger.delivered]
-    if not directives and not tasks:
+    if not directives and not tasks and not early and not late:
         return Outcome("skipped", "SKIP_NOTHING_STANDING", gate="session_start", extra={"source": source})
     messages = ctx.rules("messages")["session_start"]
     header = [messages["reason_compact"] if source == "compact" else messages["header"]]
     items: list[tuple[str, str]] = []
     if directives:
         items.append(("", messages["directives"]))
-        items += [(r["id"], index_line(r, with_body=True)) for r in directives]
+        items += [(r["id"], index_line(r, with_body=True, root=ctx.paths.root)) for r in directives]
+    items += cue_items(ctx, early)
     if tasks:
         items.append(("", messages["tasks"]))
-        items += [(r["id"], index_line(r)) for r in tasks]
-    footer = [messages["footer"].format(gate=gate_command())]
+        items += [(r["id"], index_line(r, root=ctx.paths.root)) for r in tasks]
+    items += cue_items(ctx, late)
+    footer = [provenance_note(ctx, directives + tasks + early + late), messages["footer"].format(gate=gate_command())]
     limit = budget_chars(int(ctx.settings.get("session_start_budget_tokens", 1000)))
     text, kept, dropped = fit(header, items, footer, limit)
     kept = [i for i in kept if i]

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import stat
 import subprocess
 import sys
+import time
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -597,3 +599,110 @@ def test_launcher_runs_the_hook_when_ready(project: Path, tmp_path: Path) -> Non
     # GATE_PYTHON wins over everything (an environment managed by hand).
     proc = _launcher(REPO, tmp_path / "elsewhere", {"GATE_PYTHON": sys.executable}, event)
     assert proc.returncode == 0 and not (tmp_path / "elsewhere").exists()
+
+
+# --- the plugin through the real CLI: marketplace add, install, first-use setup, recall ----------------------
+
+
+def _claude_binary() -> Path:
+    """The pinned CLI: $GATE_CLAUDE_BIN (CI exports it), else scripts/install-claude-cli.sh. Never skipped."""
+    explicit = os.environ.get("GATE_CLAUDE_BIN", "").strip()
+    if explicit:
+        return Path(explicit)
+    proc = subprocess.run(
+        ["bash", str(REPO / "scripts" / "install-claude-cli.sh")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
+    if proc.returncode != 0 or not proc.stdout.strip():
+        pytest.fail(f"the Claude Code CLI is not available: {proc.stderr[-2000:]}", pytrace=False)
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+def _marketplace_copy(target: Path) -> Path:
+    """The repo as a clone of this work tree would have it (files git does not ignore): no .venv, no caches."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+@pytest.mark.e2e
+def test_plugin_marketplace_install_sets_itself_up_and_recalls(gate: Gate, project: Path, tmp_path: Path) -> None:
+    """`claude plugin marketplace add` + `claude plugin install … --scope project`, then sessions: the first
+    runs while the plugin builds its environment (hooks fail open, said once), later ones recall."""
+    sys.path.insert(0, str(REPO / "tests" / "e2e"))
+    from claude_harness import offline_env
+    from model_server import ModelServer, Reply
+
+    claude = str(_claude_binary())
+    market = _marketplace_copy(tmp_path / "market")
+    home = Path(os.environ["HOME"])
+    memory = "The reserve account waterfall triggers at 30 days overdue"
+    code, out, _ = gate("remember", memory, "--kind", "decision", "--json")
+    memory_id = json.loads(out)["id"]
+
+    with ModelServer(default=Reply.text("OK.")) as server:
+        env = offline_env(home, server, {"GATE_HOME": os.environ["GATE_HOME"]})
+
+        def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [claude, *args],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
+
+        for args in (
+            ("plugin", "validate", str(market)),
+            ("plugin", "marketplace", "add", str(market)),
+            ("plugin", "install", "memory-gate@memory-gate", "--scope", "project"),
+        ):
+            proc = cli(*args)
+            assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        enabled = json.loads((project / ".claude" / "settings.json").read_text())["enabledPlugins"]
+        assert enabled == {"memory-gate@memory-gate": True}
+
+        prompt = "How does the reserve account waterfall trigger work?"
+        first = cli("-p", prompt, "--output-format", "json")
+        assert first.returncode == 0, first.stderr
+        assert memory_id not in json.dumps(server.main_requests()), "recalled before the environment existed"
+        notices = [line for line in error_log_file().read_text().splitlines() if "PluginNotReady" in line]
+        assert len(notices) == 1, notices
+
+        data = home / ".claude" / "plugins" / "data" / "memory-gate-memory-gate"
+        deadline = time.monotonic() + 600
+        while not (data / "venv" / ".gate-ready").exists():
+            setup_log = data / "setup.log"
+            assert time.monotonic() < deadline, setup_log.read_text() if setup_log.exists() else "no setup.log"
+            assert not (data / "setup.failed").exists(), setup_log.read_text()
+            time.sleep(2)
+
+        mark = server.mark()
+        second = cli("-p", prompt, "--output-format", "json")
+        assert second.returncode == 0, second.stderr
+        shown = json.dumps(server.bodies_since(mark))
+        assert "MEMORY SEARCH REQUIRED" in shown and memory_id in shown
+        notices = [line for line in error_log_file().read_text().splitlines() if "PluginNotReady" in line]
+        assert len(notices) == 1, "the not-ready notice is said once"
+
+    code, out, _ = gate("doctor", "--json")
+    report = json.loads(out)
+    assert code == 0, [c for c in report["checks"] if c["status"] == "fail"]
+    assert [c["status"] for c in report["checks"] if c["check"] == "plugin"] == ["ok"]
+    runs = [c for c in report["checks"] if c["check"] == "hooks"]
+    assert {c["details"]["event"] for c in runs} == set(wiring.EVENT_NAMES)
+    assert all(c["status"] == "ok" for c in runs), runs

@@ -100,6 +100,8 @@ def run(event: Any, started: float) -> str | None:
             "chars": outcome.chars,
             "latency_ms": round((time.perf_counter() - started) * 1000, 2),
         }
+        transcript = event.get("transcript_path")
+        record["transcript"] = transcript[:500] if isinstance(transcript, str) else ""  # for stats: use
         if os.environ.get("GATE_DOCTOR"):
             record["synthetic"] = True
         record.update(outcome.extra)
@@ -111,6 +113,7 @@ def main() -> int:
     started = time.perf_counter()
     event_name = "unknown"
     session = ""
+    cwd = ""
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
         if len(raw) > MAX_STDIN_BYTES:
@@ -121,9 +124,11 @@ def main() -> int:
                 event_name = event["hook_event_name"][:40]
             if isinstance(event.get("session_id"), str):
                 session = event["session_id"][:200]
+            if isinstance(event.get("cwd"), str):
+                cwd = event["cwd"][:1000]
         text = run(event, started)
     except BaseException as error:  # fail open: whatever happened, the session goes on
-        _fail_open(event_name, session, error, started)
+        _fail_open(event_name, session, cwd, error, started)
         return 0
     if text is not None:
         try:
@@ -134,14 +139,24 @@ def main() -> int:
     return 0
 
 
-def _fail_open(event_name: str, session: str, error: BaseException, started: float) -> None:
+def _fail_open(event_name: str, session: str, cwd: str, error: BaseException, started: float) -> None:
     try:
         from gate.session.audit import write_audit, write_error
+
+        project = ""
+        if cwd:
+            try:
+                from gate.paths import project_root
+
+                project = str(project_root(cwd))
+            except Exception:
+                project = ""
 
         write_error(event_name, error)
         write_audit(
             {
                 "session": session,
+                "project": project,
                 "event": event_name,
                 "gate": "",
                 "decision": "failed_open",

@@ -33,18 +33,20 @@ def _read(ctx: HookContext) -> Turn:
     return read_turn(ctx.transcript_path, last if isinstance(last, str) else None)
 
 
-def _settle_pending(ctx: HookContext, ledger: Ledger, turn: Turn | None) -> str | None:
-    """The outcome of the previous block, now that the agent has had its say."""
+def _settle_pending(ctx: HookContext, ledger: Ledger, turn: Turn | None, extra: dict[str, Any]) -> None:
+    """The outcome of the previous block, now that the agent has had its say: stored, acknowledged, ignored."""
     if not ledger.writeback_pending:
-        return None
-    if turn is None:
-        outcome = "ignored"
-    else:
-        decision = find_store_decision(turn, ctx.rules("writeback"))
-        outcome = decision.kind if decision is not None else "ignored"
+        return
+    decision = find_store_decision(turn, ctx.rules("writeback")) if turn is not None else None
+    outcome = decision.kind if decision is not None else "ignored"
     ledger.writeback_pending = None
     ledger.writeback_outcomes.append(outcome)
-    return outcome
+    extra["outcome"] = outcome
+    extra["outcome_of"] = "previous_block"
+    if decision is not None:
+        extra["outcome_detail"] = clean(decision.detail, 160)  # for `gate trace`: what settled the block
+        if not decision.ok:
+            extra["outcome_failed"] = True  # the agent ran the store command, and it failed
 
 
 def render(ctx: HookContext, phrase: str, kinds: list[str], quotes: list[str]) -> str:
@@ -70,8 +72,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     turn: Turn | None = None
     if ledger.writeback_pending:
         turn = _read(ctx)
-        extra["outcome"] = _settle_pending(ctx, ledger, turn)
-        extra["outcome_of"] = "previous_block"
+        _settle_pending(ctx, ledger, turn, extra)
     if ctx.event.get("stop_hook_active") is True:
         return Outcome("allowed", "ALLOW_STOP_ACTIVE", gate="writeback", extra=extra)
     if ledger.muted or not ctx.settings.get("writeback", True):

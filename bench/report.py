@@ -27,6 +27,7 @@ class Target:
     op: str  # "<=" or ">="
     limit: float
     unit: str = "x"
+    caveat: str = ""  # set when a row behind the value failed its output check
 
     @property
     def met(self) -> bool | None:
@@ -35,7 +36,14 @@ class Target:
         return self.value <= self.limit if self.op == "<=" else self.value >= self.limit
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "value": self.value, "op": self.op, "limit": self.limit, "met": self.met}
+        return {
+            "name": self.name,
+            "value": self.value,
+            "op": self.op,
+            "limit": self.limit,
+            "met": self.met,
+            "caveat": self.caveat,
+        }
 
 
 def _ms(value: float | None) -> str:
@@ -87,6 +95,8 @@ def render_markdown(meta: dict[str, Any], sections: list[Section], targets: list
         value = "–" if target.value is None else f"{target.value:.2f}"
         unit = " MB" if target.unit == "MB" else "×"
         met = {True: "yes", False: "**no**", None: "n/a"}[target.met]
+        if target.caveat:
+            met += f" (unreliable: {target.caveat})"
         lines.append(f"| {target.name} | {value}{unit} | {target.op} {target.limit:g}{unit} | {met} |")
     lines.append("")
     return "\n".join(lines)

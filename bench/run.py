@@ -63,6 +63,7 @@ class Options:
     slow_cap_s: float
     python: str
     out: Path
+    gate_src: str | None
     json: bool
     keep: bool
     seed: int
@@ -75,11 +76,25 @@ class Gate:
 
     python: str
     cli: list[str]
+    src: Path | None = None  # a source snapshot put first on PYTHONPATH (else the installed gate)
     missing: str = ""
+    location: str = ""  # where `import gate` resolved, for the report
+    commit: str = ""
 
     @property
     def hook(self) -> list[str]:
         return [self.python, "-m", "gate.hook"]
+
+    def env(self, home: Path, project: Path) -> dict[str, str]:
+        """The child environment: a temp GATE_HOME, no other GATE_* (GATE_WRITEBACK unset, so Stop evaluates),
+        and none of the interpreter switches that distort a timing (import profiling, tracemalloc, dev mode)."""
+        distorting = {"PYTHONPROFILEIMPORTTIME", "PYTHONTRACEMALLOC", "PYTHONDEVMODE", "PYTHONDONTWRITEBYTECODE"}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GATE_") and k not in distorting}
+        env["GATE_HOME"] = str(home)
+        env["CLAUDE_PROJECT_DIR"] = str(project)
+        if self.src is not None:
+            env["PYTHONPATH"] = str(self.src)
+        return env
 
 
 @dataclass
@@ -113,6 +128,11 @@ def parse_args(argv: list[str] | None) -> Options:
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.md", help="markdown results file")
     parser.add_argument("--json", action="store_true", help="print JSON instead of the markdown table")
     parser.add_argument("--keep", action="store_true", help="keep the temporary work directory")
+    parser.add_argument(
+        "--gate-src",
+        help="run gate from this source directory (put first on PYTHONPATH), or HEAD for a `git archive` "
+        "snapshot of the last commit (default: the installed gate, i.e. the working tree)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     quick = args.quick
@@ -133,6 +153,7 @@ def parse_args(argv: list[str] | None) -> Options:
         slow_cap_s=args.slow_cap or (4.0 if quick else 20.0),
         python=args.python,
         out=args.out,
+        gate_src=args.gate_src,
         json=args.json,
         keep=args.keep,
         seed=args.seed,
@@ -140,27 +161,39 @@ def parse_args(argv: list[str] | None) -> Options:
     )
 
 
-def hook_env(home: Path, project: Path) -> dict[str, str]:
-    """The child environment: a temp GATE_HOME, no other GATE_* (GATE_WRITEBACK unset, so Stop evaluates), and
-    none of the interpreter switches that would distort a timing (import profiling, tracemalloc, dev mode)."""
-    distorting = {"PYTHONPROFILEIMPORTTIME", "PYTHONTRACEMALLOC", "PYTHONDEVMODE", "PYTHONDONTWRITEBYTECODE"}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GATE_") and k not in distorting}
-    env["GATE_HOME"] = str(home)
-    env["CLAUDE_PROJECT_DIR"] = str(project)
-    return env
+def snapshot(work: Path) -> tuple[Path, str]:
+    """`git archive HEAD` of this checkout into the work directory: the committed gate, untouched by edits
+    that other people make to the working tree while a run is in progress."""
+    repo = Path(__file__).resolve().parent.parent
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    dest = work / "gate-src"
+    dest.mkdir()
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=repo, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest, commit
 
 
-def find_gate(python: str) -> Gate:
+def find_gate(python: str, src: Path | None, commit: str = "") -> Gate:
     script = Path(python).parent / "gate"
     cli = [str(script)] if script.exists() else [python, "-m", "gate.cli"]
-    gate = Gate(python, cli)
+    gate = Gate(python, cli, src=src, commit=commit)
     with tempfile.TemporaryDirectory(prefix="gate-bench-probe-") as home:
-        env = hook_env(Path(home), Path(home))
-        probe = subprocess.run([python, "-c", "import gate.hook"], env=env, capture_output=True, timeout=60)
+        env = gate.env(Path(home), Path(home))
+        probe = subprocess.run(
+            [python, "-c", "import gate.hook, os; print(os.path.dirname(gate.__file__))"],
+            env=env,
+            cwd=home,  # not this checkout: `-c` puts the cwd first on sys.path
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         if probe.returncode != 0:
             gate.missing = "gate.hook is not importable yet"
             return gate
-        probe = subprocess.run([*cli, "import", "--help"], env=env, capture_output=True, timeout=60)
+        gate.location = probe.stdout.strip()
+        probe = subprocess.run([*cli, "import", "--help"], env=env, cwd=home, capture_output=True, timeout=60)
         if probe.returncode != 0:
             gate.missing = "`gate import` is not available yet"
     return gate
@@ -228,7 +261,7 @@ def gate_import(gate: Gate, store: Store, home: Path) -> float:
     start = time.perf_counter()
     done = subprocess.run(
         [*gate.cli, "import", str(store.jsonl)],
-        env=hook_env(home, store.project),
+        env=gate.env(home, store.project),
         cwd=store.project,
         capture_output=True,
         timeout=3600,
@@ -280,7 +313,7 @@ def recall_candidates(
     opts: Options, gate: Gate, store: Store, home: Path, transcript: Path, label: str
 ) -> tuple[Candidate, Candidate]:
     """The recall hook on a no-shift prompt (its session already holds the topic) and on a shift prompt."""
-    env = hook_env(home, store.project)
+    env = gate.env(home, store.project)
     noshift_session = prompts.session_id(f"{label}-noshift")
     # The session's first prompt sets the topic; every timed run is the follow-up on it.
     run_once(
@@ -324,14 +357,14 @@ def search_candidate(gate: Gate, store: Store, home: Path, name: str = SEARCH) -
     return Candidate(
         name,
         [*gate.cli, "search", prompts.SEARCH_QUERY, "--json"],
-        env=hook_env(home, store.project),
+        env=gate.env(home, store.project),
         cwd=store.project,
         check=check_json_key("hits"),
     )
 
 
 def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) -> Section:
-    env = hook_env(store.home, store.project)
+    env = gate.env(store.home, store.project)
     event = prompts.prompt_event(prompts.session_id("peer"), prompts.SHIFT, transcript, store.project)
     floor = floor_candidate(opts, env, store.project, event)
     peers = [
@@ -387,7 +420,7 @@ def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) ->
 
 
 def stop_section(opts: Options, gate: Gate, store: Store, transcripts: list[Transcript]) -> Section:
-    env = hook_env(store.home, store.project)
+    env = gate.env(store.home, store.project)
     first = transcripts[0]
     floor_event = prompts.stop_event(
         prompts.session_id("stop-floor"), first.path, store.project, first.last_assistant_message
@@ -439,7 +472,8 @@ def remember_argv(gate: Gate, store: Store) -> Callable[[int], list[str]]:
 
     def argv(index: int) -> list[str]:
         memory = fresh[index % len(fresh)]
-        args = [*gate.cli, "remember", f"{memory['title']} ({index})", "--kind", memory["kind"], "--json"]
+        title = f"{memory['title'][:150]} ({index})"  # distinct titles, still within gate's 160 characters
+        args = [*gate.cli, "remember", title, "--kind", memory["kind"], "--json"]
         if memory["body"]:
             args += ["--body", memory["body"]]
         for tag in memory["tags"]:
@@ -453,7 +487,7 @@ def remember_argv(gate: Gate, store: Store) -> Callable[[int], list[str]]:
 
 def write_read_sections(opts: Options, gate: Gate, store: Store, transcript: Path) -> list[Section]:
     """N successive `gate remember` on a second copy of the store, then reads on both copies, interleaved."""
-    env = hook_env(store.home, store.project)
+    env = gate.env(store.home, store.project)
     floor_event = prompts.prompt_event(prompts.session_id("write-floor"), prompts.SHIFT, transcript, store.project)
     remember_name = f"{REMEMBER} ({opts.remembers} successive calls)"
     before_names = [f"{SHIFT}, before {opts.remembers} remembers", f"{SEARCH}, before {opts.remembers} remembers"]
@@ -472,7 +506,7 @@ def write_read_sections(opts: Options, gate: Gate, store: Store, transcript: Pat
         ]
     after_home = store.dir / "home-after"
     seconds = gate_import(gate, store, after_home)
-    after_env = hook_env(after_home, store.project)
+    after_env = gate.env(after_home, store.project)
     _log(f"writes: {opts.remembers} x gate remember (second import took {seconds:.1f} s)")
     rss_runs = min(2, opts.remembers // 2)
     writes = measure_group(
@@ -515,57 +549,59 @@ def write_read_sections(opts: Options, gate: Gate, store: Store, transcript: Pat
 
 
 # --- targets --------------------------------------------------------------------------------------------------
-def _median(sections: dict[str, Section], key: str, name: str) -> float | None:
+def _row(sections: dict[str, Section], key: str, name: str) -> Result | None:
     section = sections.get(key)
-    if section is None:
-        return None
-    for row in section.rows:
-        if row.name == name:
-            return row.median_ms
-    return None
+    return next((row for row in section.rows if row.name == name), None) if section else None
 
 
 def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
-    """The issue's targets, each a ratio of two medians from the same interleaved group."""
+    """The issue's targets, each a ratio of two medians from the same interleaved group. A target whose rows
+    failed their output check is flagged: its timings may be of an error path, not of the real work."""
     big = max(opts.sizes)
     recall = f"recall-{big}"
     at = f"at {big:,}"
-    floor = _median(sections, recall, FLOOR)
-    shift = _median(sections, recall, SHIFT)
-    noshift = _median(sections, recall, NOSHIFT)
-    fts5 = _median(sections, recall, PEER_FTS5)
     small_t, large_t = min(opts.transcripts), max(opts.transcripts)
-    stop_small = _median(sections, "stop", stop_row(small_t))
-    stop_large = _median(sections, "stop", stop_row(large_t))
-    before = _median(sections, "reads", f"{SHIFT}, before {opts.remembers} remembers")
-    after = _median(sections, "reads", f"{SHIFT}, after {opts.remembers} remembers")
-    rss = [
-        row.peak_rss_mb
+    n = opts.remembers
+
+    def ratio(name: str, a: tuple[str, str], b: tuple[str, str], op: str, limit: float) -> Target:
+        rows = [_row(sections, *a), _row(sections, *b)]
+        medians = [row.median_ms if row else None for row in rows]
+        value = medians[0] / medians[1] if medians[0] is not None and medians[1] else None
+        failed = [row.name for row in rows if row is not None and row.failures]
+        return Target(name, value, op, limit, caveat=f"check failures in: {', '.join(failed)}" if failed else "")
+
+    hook_rows = [
+        row
         for section in sections.values()
         for row in section.rows
         if row.name.startswith("gate") and "hook" in row.name and row.peak_rss_mb is not None
     ]
-
-    def ratio(a: float | None, b: float | None) -> float | None:
-        return a / b if a is not None and b else None
-
+    worst = max(hook_rows, key=lambda row: row.peak_rss_mb or 0.0, default=None)
     return [
-        Target(f"recall hook, shift / floor, {at}", ratio(shift, floor), "<=", 1.5),
-        Target(f"recall hook, no-shift / floor, {at}", ratio(noshift, floor), "<=", 1.2),
-        Target(
+        ratio(f"recall hook, shift / floor, {at}", (recall, SHIFT), (recall, FLOOR), "<=", 1.5),
+        ratio(f"recall hook, no-shift / floor, {at}", (recall, NOSHIFT), (recall, FLOOR), "<=", 1.2),
+        ratio(
             f"Stop hook, {format_size(large_t)} / {format_size(small_t)} transcript",
-            ratio(stop_large, stop_small),
+            ("stop", stop_row(large_t)),
+            ("stop", stop_row(small_t)),
             "<=",
             1.2,
         ),
-        Target(f"FTS5 twin / gate recall hook (shift), {at}", ratio(fts5, shift), ">=", 4.0),
-        Target(
-            f"recall hook after / before {opts.remembers} remembers, at {opts.remember_size:,}",
-            ratio(after, before),
+        ratio(f"FTS5 twin / gate recall hook (shift), {at}", (recall, PEER_FTS5), (recall, SHIFT), ">=", 4.0),
+        ratio(
+            f"recall hook after / before {n} remembers, at {opts.remember_size:,}",
+            ("reads", f"{SHIFT}, after {n} remembers"),
+            ("reads", f"{SHIFT}, before {n} remembers"),
             "<=",
             1.1,
         ),
-        Target("gate hook peak RSS (MB, worst row)", max(rss) if rss else None, "<=", 60.0, unit="MB"),
+        Target(
+            f"gate hook peak RSS, worst row ({worst.name if worst else '–'})",
+            worst.peak_rss_mb if worst else None,
+            "<=",
+            60.0,
+            unit="MB",
+        ),
     ]
 
 
@@ -593,13 +629,17 @@ def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     started = time.perf_counter()
     info = machine()
-    gate = find_gate(opts.python)
-    if gate.missing:
-        _log(f"gate rows will be skipped: {gate.missing}")
     work = Path(tempfile.mkdtemp(prefix="gate-bench-"))
     _log(f"work directory: {work}")
     sections: dict[str, Section] = {}
     try:
+        src, commit = None, ""
+        if opts.gate_src == "HEAD":
+            src, commit = snapshot(work)
+        elif opts.gate_src:
+            src = Path(opts.gate_src).resolve()
+        gate = find_gate(opts.python, src, commit)
+        _log(f"gate: {gate.missing or gate.location} {commit}")
         transcript_dir = work / "transcripts"
         transcripts = [
             write_transcript(transcript_dir / f"{format_size(size)}.jsonl", size, seed=opts.seed + 4)
@@ -634,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
             "quick": opts.quick,
             "python": opts.python,
         },
-        "gate": gate.missing or "available",
+        "gate": gate.missing or f"{gate.location}" + (f" (snapshot of {gate.commit})" if gate.commit else ""),
         "duration_s": round(time.perf_counter() - started, 1),
     }
     goals = targets(opts, sections)

@@ -1,0 +1,93 @@
+"""Staleness of anchored memories: the hash check, the mark on delivered lines, and `gate verify`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gate.memory import staleness
+
+GATE_BIN = Path(sys.executable).parent / "gate"
+
+
+def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(GATE_BIN), *args, "--project", str(project)], capture_output=True, text=True,
+                          timeout=60, env=dict(os.environ))
+
+
+def read_event(project: Path, session: str, path: str) -> str | None:
+    event = {"session_id": session, "cwd": str(project), "hook_event_name": "PreToolUse", "tool_name": "Read",
+             "tool_input": {"file_path": str(project / path)}}
+    proc = subprocess.run([sys.executable, "-m", "gate.hook"], input=json.dumps(event).encode(), capture_output=True,
+                          timeout=60, env=dict(os.environ))
+    assert proc.returncode == 0
+    return json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] if proc.stdout else None
+
+
+def test_check_and_describe(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("one\n")
+    (tmp_path / "b.py").write_text("two\n")
+    anchors = staleness.anchor_hashes(tmp_path, ["a.py", "b.py", "gone.py"])
+    assert set(anchors) == {"a.py", "b.py"}
+    record = {"anchors": {**anchors, "gone.py": "sha256:00"}, "created": "2026-03-04T05:06:07Z", "scope": "private"}
+    (tmp_path / "a.py").write_text("one, edited\n")
+    problems = staleness.check(record, tmp_path)
+    assert problems == [("a.py", staleness.CHANGED), ("gone.py", staleness.MISSING)]
+    assert staleness.stale_mark(record, tmp_path) == (
+        "stale: a.py changed since this was written on 2026-03-04; gone.py is missing (anchored on 2026-03-04)"
+    )
+    assert staleness.stale_mark({"anchors": anchors, "created": "2026-03-04"}, tmp_path).startswith("stale: a.py")
+    # a user-scope memory written in another project is not checked against this one's files
+    assert staleness.check({**record, "scope": "user", "project": "/elsewhere"}, tmp_path) == []
+
+
+def test_anchor_globs_expand_like_path_triggers(tmp_path: Path) -> None:
+    for name in ("src/db/models.py", "src/db/sub/x.py", "src/api/views.py", ".git/config"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    assert set(staleness.anchor_hashes(tmp_path, ["src/db/**"])) == {"src/db/models.py", "src/db/sub/x.py"}
+    assert set(staleness.anchor_hashes(tmp_path, ["src/db"])) == {"src/db/models.py", "src/db/sub/x.py"}
+    assert set(staleness.anchor_hashes(tmp_path, ["**/*.py"])) == {
+        "src/db/models.py", "src/db/sub/x.py", "src/api/views.py"
+    }
+    assert len(staleness.anchor_hashes(tmp_path, ["**"], max_files=2)) == 2
+
+
+def test_an_edited_anchored_file_makes_the_delivered_line_stale_until_verified(project: Path) -> None:
+    ledger = project / "src" / "payments" / "ledger.py"
+    ledger.parent.mkdir(parents=True)
+    ledger.write_text("ROUNDING = 'half-even'\n")
+    proc = cli(project, "remember", "Ledger rounding is half-even", "--kind", "gotcha",
+               "--path", "src/payments/ledger.py")
+    memory = proc.stdout.strip()
+    fresh = read_event(project, "s1", "src/payments/ledger.py")
+    assert fresh is not None and memory in fresh and "stale" not in fresh
+    assert cli(project, "verify").returncode == 0
+
+    ledger.write_text("ROUNDING = 'half-up'\n")
+    out = read_event(project, "s2", "src/payments/ledger.py")
+    assert out is not None
+    line = next(line for line in out.splitlines() if memory in line)
+    assert "[stale: src/payments/ledger.py changed since this was written on 20" in line
+    report = cli(project, "verify", "--json")
+    assert report.returncode == 1
+    data = json.loads(report.stdout)
+    assert data["stale"] == 1
+    assert data["memories"][0]["stale"] == [{"path": "src/payments/ledger.py", "state": "changed"}]
+    text = cli(project, "verify")
+    assert "stale: src/payments/ledger.py changed" in text.stdout and f"gate verify {memory} --refresh" in text.stdout
+
+    assert cli(project, "verify", memory, "--refresh").returncode == 0
+    assert cli(project, "verify").returncode == 0
+    out = read_event(project, "s3", "src/payments/ledger.py")
+    assert out is not None and "stale" not in out
+
+    ledger.unlink()
+    out = read_event(project, "s4", "src/payments/ledger.py")  # a Read of a deleted file still cues
+    assert out is not None and "src/payments/ledger.py is missing" in out
+    assert cli(project, "verify", memory, "--retire").returncode == 0
+    assert read_event(project, "s5", "src/payments/ledger.py") is None
+    assert cli(project, "verify").returncode == 0

@@ -1,0 +1,182 @@
+"""Trigger specs: parsing, validation, glob semantics (`**` above all), time windows, and the cue table."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from gate.errors import ValidationError
+from gate.memory import cues
+from gate.memory import triggers as trig
+from gate.memory.model import Memory
+from gate.paths import ProjectPaths
+
+
+def matches(glob: str, path: str) -> bool:
+    return bool(re.fullmatch(trig.glob_regex(trig.normalize_glob(glob)), path))
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "expected"),
+    [
+        ("src/payments/**", "src/payments/ledger.py", True),
+        ("src/payments/**", "src/payments/a/b/c.py", True),
+        ("src/payments/**", "src/payments", True),  # ** also matches no segment at all
+        ("src/payments/**", "src/paymentsx/a.py", False),
+        ("src/payments/**", "src/payments.py", False),
+        ("src/payments/", "src/payments/ledger.py", True),  # a trailing slash means the whole directory
+        ("src/payments", "src/payments/ledger.py", True),  # so does a plain directory name
+        ("src/payments/ledger.py", "src/payments/ledger.py", True),
+        ("src/payments/ledger.py", "src/payments/ledger.pyc", False),
+        ("**/*.sql", "schema.sql", True),
+        ("**/*.sql", "db/migrations/001.sql", True),
+        ("**/*.sql", "db/migrations/001.sql.bak", False),
+        ("src/**/test_*.py", "src/test_a.py", True),
+        ("src/**/test_*.py", "src/x/y/test_a.py", True),
+        ("src/**/test_*.py", "src/x/y/a_test.py", False),
+        ("*.py", "setup.py", True),
+        ("*.py", "src/setup.py", False),  # globs are anchored at the project root: * stays in one segment
+        ("src/*/models.py", "src/app/models.py", True),
+        ("src/*/models.py", "src/app/sub/models.py", False),
+        ("src/?.py", "src/a.py", True),
+        ("src/?.py", "src/ab.py", False),
+        ("src/[ab].py", "src/b.py", True),
+        ("src/[!ab].py", "src/c.py", True),
+        ("src/[!ab].py", "src/a.py", False),
+        ("./src/**/**/x.py", "src/x.py", True),
+        ("**", "anything/at/all", True),
+        ("a.b+c/(x).py", "a.b+c/(x).py", True),  # regex characters are literal
+        ("a.b+c/(x).py", "aXb+c/(x).py", False),
+    ],
+)
+def test_glob_semantics(glob: str, path: str, expected: bool) -> None:
+    assert matches(glob, path) is expected
+
+
+@pytest.mark.parametrize(
+    ("glob", "static"),
+    [("src/payments/**", "src/payments"), ("**/*.sql", ""), ("src/*/db.py", "src"), ("src/db.py", "src/db.py")],
+)
+def test_static_dir(glob: str, static: str) -> None:
+    assert trig.static_dir(glob) == static
+
+
+@pytest.mark.parametrize(
+    ("glob", "directory", "expected"),
+    [
+        ("src/payments/**", "src/payments", True),
+        ("src/payments/**", "src/payments/sub", True),
+        ("src/payments/**", "src/api", False),
+        ("src/*/models.py", "src/app", True),
+        ("src/*/models.py", "src/app/deeper", False),
+        ("**/*.sql", "db/migrations", True),
+    ],
+)
+def test_could_contain(glob: str, directory: str, expected: bool) -> None:
+    assert trig.could_contain(glob, directory) is expected
+
+
+def test_parse_clauses_and_conjunction() -> None:
+    t = trig.parse("path:src/db/**,event:pre-edit,expires:2027-01-01,cooldown:1h30m")
+    assert (t.paths, t.event, t.cooldown) == (["src/db/**"], "pre-edit", 5400.0)
+    assert t.expires == trig.parse_time("2027-01-01T00:00:00Z")
+    assert t.channel == trig.CHANNEL_TOOL and t.has_cue
+    # a comma inside a regex stays in it: only ",name:" starts a clause
+    t = trig.parse(r"command:psql -c 'select a, b from t{1,3}',cooldown:2h")
+    assert t.commands == [r"psql -c 'select a, b from t{1,3}'"] and t.cooldown == 7200
+    assert trig.parse("keyword:reserve  account").keywords == ["reserve account"]
+    assert trig.parse("keyword:invoice").channel == trig.CHANNEL_PROMPT
+    assert trig.parse("event:post-compaction").channel == trig.CHANNEL_COMPACT
+    modifier_only = trig.parse("expires:2027-01-01")
+    assert not modifier_only.has_cue and modifier_only.channel is None
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "",
+        "path:",
+        "path:/abs/x",
+        "path:C:/x",
+        "path:../x",
+        "path:src/{a,b}/x",
+        "nope:x",
+        "src/**",
+        "event:lunch",
+        "event:prompt,event:pre-run",
+        "command:(",
+        "path:a,command:b",
+        "path:a,keyword:b",
+        "keyword:x,event:pre-run",
+        "path:a,event:session-start",
+        "command:x,event:pre-edit",
+        "keyword:!!!",
+        "expires:2027-02-30",
+        "expires:tomorrow",
+        "expires:+30d",  # relative dates only at write time (normalize)
+        "cooldown:soon",
+        "not-before:2027-06-01,expires:2027-01-01",
+        "expires:2027-01-01,expires:2028-01-01",
+        "path:a\nb",
+    ],
+)
+def test_invalid_specs_are_refused_with_a_hint(spec: str) -> None:
+    with pytest.raises(ValidationError) as raised:
+        trig.parse(spec)
+    assert raised.value.hint
+
+
+def test_times_and_windows() -> None:
+    assert trig.parse_time("2027-01-01") == 1798761600.0
+    assert trig.parse_time("2027-01-01T01:30+01:00") == 1798761600.0 + 1800  # 00:30 UTC
+    assert trig.parse_duration("2w") == 14 * 86400
+    t = trig.parse("path:x,not-before:2027-01-01,expires:2028-01-01")
+    assert t.window_state(trig.parse_time("2026-12-31")) == "not_yet"
+    assert t.window_state(trig.parse_time("2027-06-01")) == "open"
+    assert t.window_state(trig.parse_time("2028-01-01")) == "expired"
+    assert trig.window_state(t.to_json(), trig.parse_time("2027-06-01")) == "open"
+
+
+def test_normalize_resolves_relative_dates_and_canonical_globs() -> None:
+    now = trig.parse_time("2026-01-01")
+    assert trig.normalize("path:./src//db/,expires:+30d", now) == "path:src/db/**,expires:2026-01-31T00:00:00Z"
+    assert trig.normalize("command:alembic, upgrade", now) == "command:alembic, upgrade"
+
+
+def test_memory_validate_refuses_a_bad_trigger() -> None:
+    Memory(id="m-abc123", kind="gotcha", title="t", triggers=["path:src/**"]).validate()
+    with pytest.raises(ValidationError):
+        Memory(id="m-abc123", kind="gotcha", title="t", triggers=["path:src/**,command:x"]).validate()
+
+
+def _write(store: Path, memory_id: str, kind: str, **fields: object) -> None:
+    from gate.memory.files import write_memory
+
+    write_memory(store, Memory(id=memory_id, kind=kind, title=f"title {memory_id}", **fields), private=True)
+
+
+def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> None:
+    paths = ProjectPaths.for_cwd(project)
+    defaults = {"gotcha": ["paths"], "directive": ["event:session-start"]}
+    store = paths.private_store
+    _write(store, "m-gotcha", "gotcha", paths=["src/db/**"])
+    _write(store, "m-plain", "finding", paths=["src/db/**"])  # findings do not fire on paths by default
+    _write(store, "m-cmd", "finding", triggers=["command:make deploy,cooldown:1h"])
+    _write(store, "m-dir", "directive")
+    _write(store, "m-old", "gotcha", paths=["src/db/**"], status="forgotten")
+    table = cues.load(paths, defaults)
+    assert set(table["memories"]) == {"m-gotcha", "m-cmd", "m-dir"}
+    assert [ref[0] for ref in cues.candidates_for_file(table, "src/db/models.py")] == ["m-gotcha"]
+    assert cues.candidates_for_file(table, "src/api/views.py") == []
+    assert [ref[0] for ref in table["commands"]] == ["m-cmd"]
+    assert [ref[0] for ref in table["events"]["session-start"]] == ["m-dir"]
+    # a new memory shows up on the next load (the directory changed), a changed default rebuilds the table
+    _write(store, "m-new", "gotcha", triggers=["path:docs/**,expires:2020-01-01"])
+    table = cues.load(paths, defaults)
+    assert [ref[0] for ref in cues.candidates_for_file(table, "docs/a.md")] == ["m-new"]
+    assert cues.withheld(table, time.time()) == {"m-new"}
+    table = cues.load(paths, {**defaults, "finding": ["paths"]})
+    assert {ref[0] for ref in cues.candidates_for_file(table, "src/db/models.py")} == {"m-gotcha", "m-plain"}

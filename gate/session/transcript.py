@@ -184,8 +184,8 @@ def _parse(line: bytes) -> dict[str, Any] | None:
         return None
     try:
         entry = json.loads(line.decode("utf-8", errors="replace"))
-    except ValueError:
-        return None  # a torn last line or garbage
+    except (ValueError, RecursionError):
+        return None  # a torn last line, garbage, or nesting deeper than json can parse
     return entry if isinstance(entry, dict) else None
 
 

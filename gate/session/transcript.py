@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
 if TYPE_CHECKING:
@@ -139,6 +140,9 @@ def _reverse_lines(path: str, max_bytes: int) -> Iterator[bytes]:
     The first line of the read window is yielded only when it starts at offset 0 (otherwise it is a
     fragment of a line we did not read whole).
     """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        # A FIFO would block open() until a writer came (a hook must never hang); a device has no end to read.
+        raise OSError(f"{path}: not a regular file")
     with open(path, "rb") as handle:
         end = handle.seek(0, os.SEEK_END)
         position = end

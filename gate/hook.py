@@ -85,7 +85,9 @@ def run(event: Any, started: float) -> str | None:
     output = outcome.output
     if output is not None and not ALLOWED_OUTPUT.get(event_name, lambda _: False)(output):
         raise ValueError(f"{event_name} may not answer with {sorted(output)}")
-    text = json.dumps(output, ensure_ascii=False) if output is not None else None
+    # ASCII JSON (non-ASCII as \u escapes): writable whatever the locale's stdout encoding, and a lone
+    # surrogate read from a transcript cannot make the write fail after the gate has decided.
+    text = json.dumps(output) if output is not None else None
     if settings.get("audit", True):
         record: dict[str, Any] = {
             "session": session_id,

@@ -100,13 +100,13 @@ def test_pydantic_model_and_stdlib_loader_agree(project: Path, name: str, user, 
 
 
 # Inputs both loaders must refuse: a fractional number for a count, a negative count.
-DIVERGING = [
+OUT_OF_RANGE = [
     ("fractional int", {INTS[0]: 5.5}),
     ("negative int", {INTS[0]: -1}),
 ]
 
 
-@pytest.mark.parametrize(("name", "proj"), DIVERGING, ids=[c[0] for c in DIVERGING])
+@pytest.mark.parametrize(("name", "proj"), OUT_OF_RANGE, ids=[c[0] for c in OUT_OF_RANGE])
 def test_both_refuse_out_of_range_numbers(project: Path, name: str, proj: dict) -> None:
     hot, cold = both(project, None, proj, {})
     assert isinstance(cold, type)

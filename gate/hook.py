@@ -121,6 +121,10 @@ def main() -> int:
         if len(raw) > MAX_STDIN_BYTES:
             raise ValueError("the event is larger than gate reads")
         event = json.loads(raw)
+        if isinstance(event, dict) and (b"\\ud" in raw or b"\\uD" in raw or b"\xed" in raw):
+            from gate.session.transcript import without_surrogates  # rare: only when one may be there
+
+            event = without_surrogates(event)
         if isinstance(event, dict):
             if isinstance(event.get("hook_event_name"), str):
                 event_name = event["hook_event_name"][:40]

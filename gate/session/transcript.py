@@ -183,11 +183,27 @@ def _block_text(content: Any) -> str:
     return ""
 
 
+def without_surrogates(value: Any) -> Any:
+    """A parsed JSON value with every lone surrogate replaced by U+FFFD.
+
+    JSON may carry one ("\\ud800"; a JavaScript string can hold it), and Python's json lets it through, but
+    nothing downstream can encode it: tantivy's analyzer, the audit line and stdout would all raise."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [without_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {without_surrogates(key): without_surrogates(item) for key, item in value.items()}
+    return value
+
+
 def _parse(line: bytes) -> dict[str, Any] | None:
     if not _CONVERSATION_TYPE.search(line):
         return None
     try:
         entry = json.loads(line.decode("utf-8", errors="replace"))
+        if b"\\ud" in line or b"\\uD" in line:  # an escaped surrogate, perhaps a lone one
+            entry = without_surrogates(entry)
     except (ValueError, RecursionError):
         return None  # a torn last line, garbage, or nesting deeper than json can parse
     return entry if isinstance(entry, dict) else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -58,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         if error.hint:
             print(f"hint: {error.hint}", file=sys.stderr)
         return error.exit_code
+    except BrokenPipeError:  # `gate … | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         return 130
 

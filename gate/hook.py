@@ -78,7 +78,12 @@ def run(event: Any, started: float) -> str | None:
     if not isinstance(cwd, str) or not cwd or not os.path.isdir(cwd):
         cwd = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
     paths = ProjectPaths.for_cwd(cwd)
-    settings = load_settings(paths.root)
+    problems: list[str] = []
+    settings = load_settings(paths.root, problems=problems)
+    if problems:  # a bad setting falls back to its default; the gates go on, the log says why
+        from gate.session.audit import write_error
+
+        write_error(event_name, ValueError("; ".join(problems)))
     ctx = HookContext(event=event, event_name=event_name, session_id=session_id, paths=paths, settings=settings)
     with open_ledger(session_id) as ledger:
         outcome = handler(ctx, ledger)
@@ -169,6 +174,7 @@ def _fail_open(event_name: str, session: str, cwd: str, error: BaseException, st
                 "reason": "FAILED_OPEN",
                 "error": type(error).__name__,
                 "latency_ms": round((time.perf_counter() - started) * 1000, 2),
+                **({"synthetic": True} if os.environ.get("GATE_DOCTOR") else {}),
             }
         )
     except BaseException:

@@ -50,20 +50,46 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return tomllib.load(handle)
 
 
-def load_settings(project_root: Path | None = None, environ: dict[str, str] | None = None) -> dict[str, Any]:
-    """Resolved settings. Unknown keys are ignored here (the CLI's `gate config check` reports them)."""
+def load_settings(
+    project_root: Path | None = None,
+    environ: dict[str, str] | None = None,
+    problems: list[str] | None = None,
+) -> dict[str, Any]:
+    """Resolved settings. Unknown keys are ignored here (the CLI's `gate config check` reports them).
+
+    A bad value raises ValueError — unless `problems` is given: then the value is left at what the earlier
+    sources said, and the problem is appended there. The hooks do that, so that a typo in a config file
+    costs one setting (and a line in the error log), not every gate."""
     env = os.environ if environ is None else environ
     resolved = dict(DEFAULTS)
-    layers = [_read_toml(user_config_file())]
+
+    def apply(key: str, raw: Any, source: str) -> None:
+        try:
+            resolved[key] = _coerce(key, raw)
+        except (ValueError, TypeError) as error:
+            if problems is None:
+                raise
+            problems.append(f"{source}: {error}")
+
+    sources = [(str(user_config_file()), user_config_file())]
     if project_root is not None:
-        project_layer = _read_toml(project_root / ".gate" / "config.toml")
-        layers.append({k: v for k, v in project_layer.items() if k not in LOCATION_KEYS})
-    for layer in layers:
+        project_file = project_root / ".gate" / "config.toml"
+        sources.append((str(project_file), project_file))
+    for index, (name, path) in enumerate(sources):
+        try:
+            layer = _read_toml(path)
+        except (OSError, ValueError) as error:
+            if problems is None:
+                raise
+            problems.append(f"{name}: {error}")
+            continue
+        if index > 0:
+            layer = {k: v for k, v in layer.items() if k not in LOCATION_KEYS}
         for key, value in layer.items():
             if key in DEFAULTS:
-                resolved[key] = _coerce(key, value)
+                apply(key, value, name)
     for key in DEFAULTS:
         raw = env.get(f"GATE_{key.upper()}")
         if raw is not None:
-            resolved[key] = _coerce(key, raw)
+            apply(key, raw, f"GATE_{key.upper()}")
     return resolved

@@ -242,3 +242,13 @@ def test_precompact_prints_nothing_and_never_blocks(project: Path, hook: Hook) -
     out, code = hook(event(project, "PreCompact", trigger="auto", custom_instructions=""))
     assert (out, code) == ("", 0)
     assert audit()[-1]["reason"] == "MARKED_COMPACTION"
+
+
+def test_bad_setting_costs_one_setting_not_the_gates(project: Path, seeded, hook: Hook) -> None:
+    (project / ".gate").mkdir(exist_ok=True)
+    (project / ".gate" / "config.toml").write_text('writeback_cap = "lots"\nrecall_budget_tokens = -5\n')
+    out, code = hook(event(project, "UserPromptSubmit", prompt="When does the reserve account waterfall trigger?"))
+    assert code == 0
+    assert seeded["waterfall"] in context_of(out, "UserPromptSubmit")
+    log = error_log_file().read_text()
+    assert "writeback_cap" in log and "recall_budget_tokens" in log

@@ -83,7 +83,8 @@ def run(event: Any, started: float) -> str | None:
     if problems:  # a bad setting falls back to its default; the gates go on, the log says why
         from gate.session.audit import write_error
 
-        write_error(event_name, ValueError("; ".join(problems)))
+        for problem in problems:
+            write_error(event_name, ValueError(problem))
     ctx = HookContext(event=event, event_name=event_name, session_id=session_id, paths=paths, settings=settings)
     with open_ledger(session_id) as ledger:
         outcome = handler(ctx, ledger)

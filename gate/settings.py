@@ -34,7 +34,10 @@ def _coerce(key: str, raw: Any) -> Any:
     if isinstance(default, int):
         if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
             raise ValueError(f"{key}: expected a whole number, got {raw!r}")
-        value = int(raw)
+        try:
+            value = int(raw)
+        except (TypeError, ValueError):
+            raise ValueError(f"{key}: expected a whole number, got {raw!r}") from None
         if value < 0:
             raise ValueError(f"{key}: expected zero or more, got {value}")
         return value

@@ -74,6 +74,8 @@ def provenance_note(ctx: HookContext, records: list[dict[str, Any]]) -> str:
 # --- what a tool call touches -----------------------------------------------------------------------------------------
 def _relative(value: str, root: str, cwd: str) -> str | None:
     """A tool's path argument relative to the project root ('/'-separated), or None when outside it."""
+    if "\x00" in value or "\x00" in cwd:
+        return None  # no file has that name, and realpath() would raise
     path = os.path.expanduser(value)
     if not os.path.isabs(path):
         path = os.path.join(cwd, path)

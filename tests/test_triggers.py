@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ from gate.memory import cues
 from gate.memory import triggers as trig
 from gate.memory.model import Memory
 from gate.paths import ProjectPaths
+from gate.rules import load_rules
 
 
 def matches(glob: str, path: str) -> bool:
@@ -160,23 +162,50 @@ def _write(store: Path, memory_id: str, kind: str, **fields: object) -> None:
 
 def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> None:
     paths = ProjectPaths.for_cwd(project)
-    defaults = {"gotcha": ["paths"], "directive": ["event:session-start"]}
+    defaults = {"gotcha": ["paths"], "directive": ["event:session-start"], "preference": ["event:session-start"]}
     store = paths.private_store
     _write(store, "m-gotcha", "gotcha", paths=["src/db/**"])
     _write(store, "m-plain", "finding", paths=["src/db/**"])  # findings do not fire on paths by default
     _write(store, "m-cmd", "finding", triggers=["command:make deploy,cooldown:1h"])
-    _write(store, "m-dir", "directive")
+    _write(store, "m-dir", "directive")  # standing: the session-start gate has it from the index
+    _write(store, "m-pref", "preference")
     _write(store, "m-old", "gotcha", paths=["src/db/**"], status="forgotten")
+    _write(store, "m-root", "gotcha", triggers=["path:**/*.sql"])
+
+    def ids(found: list) -> set[str]:
+        return {memory_id for memory_id, _, _ in found}
+
     table = cues.load(paths, defaults)
-    assert set(table["memories"]) == {"m-gotcha", "m-cmd", "m-dir"}
-    assert [ref[0] for ref in cues.candidates_for_file(table, "src/db/models.py")] == ["m-gotcha"]
-    assert cues.candidates_for_file(table, "src/api/views.py") == []
-    assert [ref[0] for ref in table["commands"]] == ["m-cmd"]
-    assert [ref[0] for ref in table["events"]["session-start"]] == ["m-dir"]
-    # a new memory shows up on the next load (the directory changed), a changed default rebuilds the table
+    assert ids(table.path_triggers("src/db/models.py")) == {"m-gotcha", "m-root"}
+    assert ids(table.path_triggers("src/db", with_root=False)) == {"m-gotcha"}
+    assert ids(table.path_triggers("src/api/views.py")) == {"m-root"}
+    assert ids(table.commands()) == {"m-cmd"}
+    assert ids(table.event("session-start")) == {"m-pref"}
+    head = json.loads((cues.table_dir(paths) / "head.json").read_text())
+    assert head["files"] == 7
+    # a new memory shows up on the next load (the directory changed); a changed default rebuilds the table
     _write(store, "m-new", "gotcha", triggers=["path:docs/**,expires:2020-01-01"])
     table = cues.load(paths, defaults)
-    assert [ref[0] for ref in cues.candidates_for_file(table, "docs/a.md")] == ["m-new"]
-    assert cues.withheld(table, time.time()) == {"m-new"}
+    assert ids(table.path_triggers("docs/a.md")) == {"m-new", "m-root"}
+    assert table.withheld(time.time()) == {"m-new"}
     table = cues.load(paths, {**defaults, "finding": ["paths"]})
-    assert {ref[0] for ref in cues.candidates_for_file(table, "src/db/models.py")} == {"m-gotcha", "m-plain"}
+    assert ids(table.path_triggers("src/db/models.py")) == {"m-gotcha", "m-plain", "m-root"}
+    # forgetting removes it, and its shard when it was the last one there
+    (store / "m-new.toml").unlink()
+    table = cues.load(paths, defaults)
+    assert ids(table.path_triggers("docs/a.md")) == {"m-root"}
+    assert not (cues.table_dir(paths) / cues.shard_name("docs")).exists()
+
+
+def test_a_large_store_is_rebuilt_in_the_background(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = ProjectPaths.for_cwd(project)
+    rules = load_rules("triggers", project)
+    defaults = {k: list(v) for k, v in rules["defaults"].items()}  # what the builder reads
+    _write(paths.private_store, "m-gotcha", "gotcha", paths=["src/db/**"])
+    monkeypatch.setattr(cues, "INLINE_FILES", 0)
+    spawned: list[ProjectPaths] = []
+    monkeypatch.setattr(cues, "_spawn_rebuild", spawned.append)
+    table = cues.load(paths, defaults)  # no table yet: nothing fires until the builder is done
+    assert spawned == [paths] and table.path_triggers("src/db/x.py") == []
+    assert cues.main([str(project)]) == 0  # what the detached builder runs
+    assert [m for m, _, _ in cues.load(paths, defaults).path_triggers("src/db/x.py")] == ["m-gotcha"]

@@ -171,6 +171,9 @@ def _regex(source: str) -> re.Pattern[str]:
 
 
 def glob_matches_file(glob: str, relative: str) -> bool:
+    static = trig.static_dir(glob)
+    if glob == static or glob == static + "/**":  # the common case, a directory or a file: no regex to compile
+        return relative == static or relative.startswith(static + "/")
     return bool(_regex(trig.glob_regex(glob)).fullmatch(relative))
 
 
@@ -213,15 +216,25 @@ class Selection:
         self.outside: dict[str, str] = {}
 
 
+def collect(found: list[tuple[str, dict[str, Any], dict[str, Any]]], accept: Any) -> tuple[
+    dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]
+]:
+    """(triggers that hold by memory id, records by id) among `found`, keeping those `accept(trigger)` holds for."""
+    matched: dict[str, list[dict[str, Any]]] = {}
+    records: dict[str, dict[str, Any]] = {}
+    for memory_id, trigger, record in found:
+        if trigger not in matched.get(memory_id, []) and accept(trigger):
+            matched.setdefault(memory_id, []).append(trigger)
+            records.setdefault(memory_id, record)
+    return matched, records
+
+
 def select(
-    table: dict[str, Any], matched: dict[str, list[dict[str, Any]]], ledger: Ledger, now: float
+    records: dict[str, dict[str, Any]], matched: dict[str, list[dict[str, Any]]], ledger: Ledger, now: float
 ) -> Selection:
     selection = Selection()
     delivered = set(ledger.delivered)
     for memory_id, fired in matched.items():
-        entry = table["memories"].get(memory_id)
-        if entry is None:
-            continue
         open_triggers = [t for t in fired if trig.window_state(t, now) == "open"]
         if not open_triggers:
             selection.outside[memory_id] = trig.window_state(fired[0], now)
@@ -237,7 +250,7 @@ def select(
         if not ready:
             selection.cooling.append(memory_id)
             continue
-        selection.deliver.append((entry["record"], ready[0]))
+        selection.deliver.append((records[memory_id], ready[0]))
     return selection
 
 
@@ -314,27 +327,19 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     if muted:
         return Outcome("skipped", "SKIP_MUTED", gate=GATE, extra={**extra, "muted": muted})
     table = cues.load(ctx.paths, _defaults(rules))
-    refs: list[list[Any]] = []
+    found: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     for relative in touch.files:
-        refs += cues.candidates_for_file(table, relative)
-    by_dir = table.get("by_dir", {})
+        found += table.path_triggers(relative)
     for relative in touch.dirs:
-        parts = relative.split("/")
-        for depth in range(1, len(parts) + 1):
-            refs += by_dir.get("/".join(parts[:depth]), [])
-    events = table.get("events", {})
+        found += table.path_triggers(relative, with_root=False)  # see glob_matches_dir
     if touch.command is not None:
-        refs += table.get("commands", []) + events.get("pre-run", [])
+        found += table.commands() + table.event("pre-run")
     if touch.tool in tools.get("edit", []):
-        refs += events.get("pre-edit", [])
-    matched: dict[str, list[dict[str, Any]]] = {}
-    for memory_id, index in refs:
-        trigger = table["memories"][memory_id]["triggers"][index]
-        if trigger not in matched.get(memory_id, []) and _tool_match(trigger, touch, tools):
-            matched.setdefault(memory_id, []).append(trigger)
+        found += table.event("pre-edit")
+    matched, records = collect(found, lambda trigger: _tool_match(trigger, touch, tools))
     if not matched:
         return Outcome("skipped", "SKIP_NO_CUE", gate=GATE, extra=extra)
-    selection = select(table, matched, ledger, time.time())
+    selection = select(records, matched, ledger, time.time())
     extra.update(_extra(selection, []))
     suppressed = selection.suppressed + selection.cooling
     if not selection.deliver:
@@ -384,29 +389,25 @@ def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     if not isinstance(prompt, str) or outcome.reason == "SKIP_MUTED" or muted_by(ctx.paths, ledger.muted):
         return outcome
     rules = _rules(ctx)
-    table = cues.load(ctx.paths, _defaults(rules))
-    refs = table.get("events", {}).get("prompt", [])
-    if not refs:
+    found = cues.load(ctx.paths, _defaults(rules)).event("prompt")
+    if not found:
         return outcome
     from gate.textproc import terms
 
     prompt = prompt[:6000]
     prompt_terms = set(terms(prompt))
     prompt_words = set(re.findall(r"[\w'-]+", prompt.lower()))
-    matched: dict[str, list[dict[str, Any]]] = {}
-    words_seen: list[str] = []
-    for memory_id, index in refs:
-        trigger = table["memories"][memory_id]["triggers"][index]
+    def holds(trigger: dict[str, Any]) -> bool:
         keywords = trigger.get("keywords") or []
-        if trigger.get("event") not in (None, "prompt"):
-            continue
-        if keywords and not _keyword_match(keywords, prompt_terms, prompt_words):
-            continue
-        matched.setdefault(memory_id, []).append(trigger)
-        words_seen += keywords
+        return trigger.get("event") in (None, "prompt") and (
+            not keywords or _keyword_match(keywords, prompt_terms, prompt_words)
+        )
+
+    matched, records = collect(found, holds)
     if not matched:
         return outcome
-    selection = select(table, matched, ledger, time.time())
+    words_seen = [word for fired in matched.values() for trigger in fired for word in trigger.get("keywords", [])]
+    selection = select(records, matched, ledger, time.time())
     covered = [i for i in selection.suppressed if i in outcome.delivered]  # the recall search just delivered it
     selection.suppressed = [i for i in selection.suppressed if i not in covered]
     cue_extra = _extra(selection, [])
@@ -452,7 +453,7 @@ def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
 def withheld(ctx: HookContext) -> set[str]:
     """Memories outside every one of their time windows (expired, not yet due): no gate delivers them now."""
     try:
-        return cues.withheld(cues.load(ctx.paths, _defaults(_rules(ctx))), time.time())
+        return cues.load(ctx.paths, _defaults(_rules(ctx))).withheld(time.time())
     except Exception:  # the recall gate must not fail because of the cue table
         return set()
 
@@ -467,28 +468,25 @@ def at_session_start(
     of their own; other memories come back when they declare this event. Cued ones are ordered by precedence
     and split around the tasks, so the budget drops them in precedence order."""
     rules = _rules(ctx)
+    defaults = _defaults(rules)
     try:
-        table = cues.load(ctx.paths, _defaults(rules))
+        table = cues.load(ctx.paths, defaults)
     except Exception:  # without the cue table, the kinds' standing delivery goes on as before
         return directives, tasks, [], []
     channel = trig.CHANNEL_COMPACT if source == "compact" else trig.CHANNEL_START
-    now = time.time()
-    memories = table.get("memories", {})
-    matched: dict[str, list[dict[str, Any]]] = {}
-    for memory_id, entry in memories.items():
-        fired = [t for t in entry["triggers"] if t.get("event") == channel]
-        if fired:
-            matched[memory_id] = fired
-    selection = select(table, matched, ledger, now)
+    found = [(r["id"], t, r) for r in directives + tasks for t in cues.effective_triggers(r, defaults)]
+    found += table.event(channel)
+    matched, records = collect(found, lambda trigger: trigger.get("event") == channel)
+    selection = select(records, matched, ledger, time.time())
     due = {record["id"] for record, _ in selection.deliver}
     if source != "resume":
         # select() leaves out what this window delivered; a new window needs its standing memories again
         # (a resumed conversation still holds them)
-        due |= {i for i in selection.suppressed if i in memories}
+        due |= set(selection.suppressed)
     directives = [r for r in directives if r["id"] in due]
     tasks = [r for r in tasks if r["id"] in due]
     shown = {r["id"] for r in directives + tasks}
-    extra = [memories[i]["record"] for i in sorted(due - shown)]
+    extra = [records[i] for i in sorted(due - shown)]
     directives += [r for r in extra if r.get("kind") == "directive"]
     tasks += [r for r in extra if r.get("kind") == "task"]
     precedence = rules.get("precedence", {})

@@ -1,15 +1,23 @@
 """The cue table (hot path: standard library only): every memory that comes back by itself, and on what cue.
 
 The tantivy index cannot glob, and a PreToolUse hook runs before every tool call, so the memories with
-triggers (or with a default cue for their kind: gotchas on their paths, directives and tasks at session
-start) live in one small JSON file per project, bucketed by the literal directory each glob starts with.
-A tool call then costs three stat calls, one small read, and a regex for each glob whose directory is an
-ancestor of the file touched.
+triggers (or with a default cue for their kind, such as gotchas on their --path) are kept in a small
+per-project directory of JSON shards under the cache directory:
 
-Freshness works like the index's (gate/memory/index.py): the table keeps each store directory's mtime; a
-directory that changed is rescanned, and only files whose stat signature moved are read again. The
-per-file signatures live in a second, larger file that is read only then. Both are derived data under the
-cache directory; deleting them costs one rebuild.
+    head.json         store directories' mtimes and the rules' defaults the shards were built with
+    p-<dir>.json      path triggers whose glob starts with the literal directory <dir>, with their memories
+    c-commands.json   command triggers; e-<event>.json: event triggers (keywords under e-prompt.json)
+    windows.json      the time windows of every explicit trigger (the recall gate withholds expired memories)
+    entries.json, files.json   everything, and each store file's stat signature: read only to rebuild
+
+A tool call then costs: three stat calls, head.json, and one open per ancestor directory of the file touched
+(most of them ENOENT), or the command shard for a Bash call. Directives and tasks delivered by their kind's
+default at session start are not in the shards: the session-start gate already has their index records.
+
+Freshness works like the index's (gate/memory/index.py): a store directory whose mtime moved is rescanned,
+and only files whose stat signature changed are read again. A small store is rebuilt in the hook itself;
+a large one (more than INLINE_FILES files) by a detached `python -m gate.memory.cues`, so no tool call waits
+for a rebuild: meanwhile the previous shards answer.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import json
 import os
 import time
 from pathlib import Path
+from urllib.parse import quote  # already imported by pathlib: free
 
 from gate.memory import triggers as trig
 from gate.paths import ProjectPaths, ensure_private_dir
@@ -26,18 +35,28 @@ TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotatio
 if TYPE_CHECKING:
     from typing import Any
 
-VERSION = 1
+VERSION = 2
 SCOPES = ("private", "team", "user")
+STANDING_KINDS = ("directive", "task")  # the session-start gate reads these from the index itself
 RACY_WINDOW_NS = 1_000_000_000
-BODY_CHARS = 600
+INLINE_FILES = 3_000
+BODY_CHARS = 400
 KEEP = ("id", "kind", "title", "created", "updated", "source", "scope", "project", "status", "anchors", "paths",
         "triggers")
 FLAG_PATHS, FLAG_TRIGGERS, FLAG_ACTIVE = 1, 2, 4
 
 
-def table_files(paths: ProjectPaths) -> tuple[Path, Path]:
-    base = paths.dirs.cache / "cues"
-    return base / f"{paths.key}.json", base / f"{paths.key}.files.json"
+def table_dir(paths: ProjectPaths) -> Path:
+    return paths.dirs.cache / "cues" / paths.key
+
+
+def shard_name(static_dir: str) -> str:
+    name = quote(static_dir, safe="") or "%root"
+    if len(name) > 180:
+        import zlib
+
+        name = f"{name[:160]}~{zlib.crc32(static_dir.encode('utf-8', 'surrogateescape')):08x}"
+    return f"p-{name}.json"
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -49,13 +68,16 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) and data.get("version") == VERSION else {}
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    ensure_private_dir(path.parent)
+def _write_text(path: Path, text: str) -> None:
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
+        handle.write(text)
     os.replace(temp, path)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    _write_text(path, json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
 
 
 def _dir_mtime(path: Path) -> int | None:
@@ -67,20 +89,22 @@ def _dir_mtime(path: Path) -> int | None:
 
 # --- what qualifies, and with which effective triggers ------------------------------------------------------------
 def qualifies(kind: str, flags: int, defaults: dict[str, list[str]]) -> bool:
-    """Whether a memory belongs in the table: active, and with triggers or a default cue for its kind."""
+    """Whether a memory belongs in the shards: active, and with triggers or a default cue the shards serve."""
     if not flags & FLAG_ACTIVE:
         return False
     if flags & FLAG_TRIGGERS:
         return True
     cues = defaults.get(kind) or []
-    return any(cue != "paths" for cue in cues) or ("paths" in cues and bool(flags & FLAG_PATHS))
+    if "paths" in cues and flags & FLAG_PATHS:
+        return True
+    return kind not in STANDING_KINDS and any(cue != "paths" for cue in cues)
 
 
 def _flags(data: dict[str, Any]) -> int:
     return (
         (FLAG_PATHS if data.get("paths") else 0)
         | (FLAG_TRIGGERS if data.get("triggers") else 0)
-        | (FLAG_ACTIVE if data.get("status") == "active" else 0)
+        | (FLAG_ACTIVE if data.get("status", "active") == "active" else 0)
     )
 
 
@@ -117,9 +141,10 @@ def _default_cues(record: dict[str, Any], defaults: dict[str, list[str]]) -> lis
         if cue == "paths":
             for glob in record.get("paths") or []:
                 try:
-                    cues.append({"spec": f"path:{trig.normalize_glob(glob)}", "paths": [trig.normalize_glob(glob)]})
+                    normal = trig.normalize_glob(glob)
                 except ValueError:
                     continue
+                cues.append({"spec": f"path:{normal}", "paths": [normal]})
         else:
             try:
                 cues.append(trig.parse(cue).to_json())
@@ -139,37 +164,47 @@ def _explicit_windows(record: dict[str, Any]) -> list[list[float | None]]:
     return windows
 
 
-def _entry(data: dict[str, Any], scope: str, defaults: dict[str, list[str]]) -> dict[str, Any]:
+def _entry(data: dict[str, Any], scope: str) -> dict[str, Any]:
     record = {key: data.get(key) for key in KEEP}
     record["scope"] = scope
     body = data.get("body") or ""
     record["body"] = body if len(body) <= BODY_CHARS else body[:BODY_CHARS]
-    return {"record": record, "triggers": effective_triggers(record, defaults),
-            "windows": _explicit_windows(record)}
+    return record
 
 
-# --- building and refreshing --------------------------------------------------------------------------------------
+# --- building -----------------------------------------------------------------------------------------------------
 def _read_file(path: Path) -> dict[str, Any] | None:
-    from gate.memory.files import CorruptMemoryFile, read_memory  # only when a file changed
+    import tomllib
 
     try:
-        return read_memory(path).to_dict()
-    except (CorruptMemoryFile, OSError):
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, ValueError):
         return None
+    # The full validation (gate.memory.model) is the index's job; a file it refuses never fires either,
+    # but checking it here would cost every rebuild a dataclass per file. Shape checks only:
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str) or path.stem != data["id"]:
+        return None
+    if not isinstance(data.get("kind"), str) or not isinstance(data.get("title"), str):
+        return None
+    for name in ("paths", "triggers"):
+        if not isinstance(data.get(name, []), list):
+            return None
+    return data
 
 
 def _scan_scope(
     scope: str,
     directory: Path,
     old_files: dict[str, list[Any]],
-    old_entries: dict[str, dict[str, Any]],
+    old_records: dict[str, dict[str, Any]],
     defaults: dict[str, list[str]],
 ) -> tuple[dict[str, list[Any]], dict[str, dict[str, Any]]]:
-    """Rescan one store directory: (file signatures with summaries, table entries by id)."""
+    """Rescan one store directory: (file signatures with summaries, qualifying records by id)."""
     from gate.memory.files import scan_dir
 
     files: dict[str, list[Any]] = {}
-    entries: dict[str, dict[str, Any]] = {}
+    records: dict[str, dict[str, Any]] = {}
     for item in scan_dir(directory):
         signature = item.signature()
         previous = old_files.get(item.name)
@@ -186,112 +221,221 @@ def _scan_scope(
         memory_id, kind, flags = summary[3], summary[4], summary[5]
         if memory_id is None or not qualifies(kind, flags, defaults):
             continue
-        old = old_entries.get(memory_id)
-        if data is None and old is not None and old["record"].get("scope") == scope:
-            entry = {"record": old["record"], "triggers": effective_triggers(old["record"], defaults),
-                     "windows": old.get("windows", [])}
-        else:
-            data = data if data is not None else _read_file(directory / item.name)
-            if data is None:
-                continue
-            entry = _entry(data, scope, defaults)
-        entries[memory_id] = entry
-    return files, entries
+        old = old_records.get(memory_id)
+        if data is None and old is not None and old.get("scope") == scope:
+            records[memory_id] = old
+            continue
+        data = data if data is not None else _read_file(directory / item.name)
+        if data is not None:
+            records[memory_id] = _entry(data, scope)
+    return files, records
 
 
-def _bucket(table: dict[str, Any]) -> None:
-    """Index the entries by cue: path buckets by literal directory, commands, events."""
-    by_dir: dict[str, list[list[Any]]] = {}
-    commands: list[list[Any]] = []
-    events: dict[str, list[list[Any]]] = {}
-    timed: list[str] = []
-    for memory_id, entry in table["memories"].items():
-        if any(w[0] is not None or w[1] is not None for w in entry.get("windows", [])):
-            timed.append(memory_id)
-        for index, trigger in enumerate(entry["triggers"]):
-            ref = [memory_id, index]
+def _shards(records: dict[str, dict[str, Any]], defaults: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+    """Shard file name -> content: path buckets by literal directory, commands, one per event, and windows."""
+    shards: dict[str, dict[str, Any]] = {}
+    windows: dict[str, Any] = {"version": VERSION, "windows": {}}
+
+    def add(name: str, memory_id: str, trigger: dict[str, Any], record: dict[str, Any]) -> None:
+        shard = shards.setdefault(name, {"version": VERSION, "memories": {}, "triggers": []})
+        shard["memories"][memory_id] = record
+        shard["triggers"].append([memory_id, trigger])
+
+    for memory_id, record in sorted(records.items()):
+        explicit = _explicit_windows(record)
+        if any(w[0] is not None or w[1] is not None for w in explicit):
+            windows["windows"][memory_id] = explicit
+        for trigger in effective_triggers(record, defaults):
             if trigger.get("paths"):
-                dirs = [trig.static_dir(glob) for glob in trigger["paths"]]
-                by_dir.setdefault(max(dirs, key=len), []).append(ref)
+                add(shard_name(max((trig.static_dir(g) for g in trigger["paths"]), key=len)), memory_id, trigger,
+                    record)
+            elif record.get("kind") in STANDING_KINDS and trigger.get("default"):
+                continue  # delivered from the index's records by the session-start gate
             elif trigger.get("commands"):
-                commands.append(ref)
+                add("c-commands.json", memory_id, trigger, record)
             elif trigger.get("keywords"):
-                events.setdefault("prompt", []).append(ref)
+                add("e-prompt.json", memory_id, trigger, record)
             elif trigger.get("event"):
-                events.setdefault(trigger["event"], []).append(ref)
-    table["by_dir"] = by_dir
-    table["commands"] = commands
-    table["events"] = events
-    table["timed"] = timed
+                add(f"e-{trigger['event']}.json", memory_id, trigger, record)
+    shards["windows.json"] = windows
+    return shards
 
 
-def load(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, Any]:
-    """The project's cue table, brought up to date with the store directories first."""
-    small_path, files_path = table_files(paths)
-    table = _read_json(small_path)
-    directories = {scope: paths.store_for_scope(scope) for scope in SCOPES}
-    now_mtimes = {scope: _dir_mtime(directory) for scope, directory in directories.items()}
-    same_rules = table.get("defaults") == defaults
-    recorded = table.get("dirs", {})
-    stale = [
-        scope for scope, directory in directories.items()
-        if not same_rules
-        or (recorded.get(scope) or {}).get("path") != str(directory)
-        or (recorded.get(scope) or {}).get("mtime_ns") != now_mtimes[scope]
-    ]
-    if table and not stale:
-        return table
-    manifest = _read_json(files_path)
-    old_scopes = manifest.get("scopes", {}) if table else {}  # summaries hold whatever the rules say
-    old_entries = table.get("memories", {}) if table else {}
-    memories: dict[str, dict[str, Any]] = {}
-    scopes: dict[str, dict[str, list[Any]]] = {}
-    dirs: dict[str, dict[str, Any]] = {}
-    for scope, directory in directories.items():
-        old_dir = (recorded.get(scope) or {}).get("path")
-        old_files = old_scopes.get(scope, {}) if old_dir == str(directory) else {}
-        if scope in stale:
-            mtime = _dir_mtime(directory)  # before listing: a write after this moves the mtime past it
-            files, entries = _scan_scope(scope, directory, old_files, old_entries, defaults)
-            settled = mtime is None or time.time_ns() - mtime > RACY_WINDOW_NS
-            dirs[scope] = {"path": str(directory), "mtime_ns": mtime if settled else -1}
-        else:
-            files = old_files
-            entries = {k: v for k, v in old_entries.items() if v["record"].get("scope") == scope}
-            dirs[scope] = recorded[scope]
-        scopes[scope] = files
-        for memory_id, entry in entries.items():
-            memories.setdefault(memory_id, entry)  # private shadows team shadows user, as the store resolves ids
-    fresh: dict[str, Any] = {"version": VERSION, "defaults": defaults, "dirs": dirs, "memories": memories}
-    _bucket(fresh)
+def _stale_scopes(head: dict[str, Any], paths: ProjectPaths, defaults: dict[str, list[str]]) -> list[str]:
+    if not head or head.get("defaults") != defaults:
+        return list(SCOPES)
+    recorded = head.get("dirs", {})
+    stale = []
+    for scope in SCOPES:
+        directory = paths.store_for_scope(scope)
+        entry = recorded.get(scope) or {}
+        if entry.get("path") != str(directory) or entry.get("mtime_ns") != _dir_mtime(directory):
+            stale.append(scope)
+    return stale
+
+
+def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, Any]:
+    """Bring the shards level with the store directories (under a lock: one builder at a time)."""
+    import fcntl
+
+    directory = ensure_private_dir(table_dir(paths))
+    lock_fd = os.open(directory / "build.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        if scopes != old_scopes:  # a directory whose mtime only settled changed nothing worth rewriting
-            _write_json(files_path, {"version": VERSION, "scopes": scopes})
-        _write_json(small_path, fresh)
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        head = _read_json(directory / "head.json")
+        stale = _stale_scopes(head, paths, defaults)
+        if head and not stale:
+            return head  # another builder got here first
+        manifest = _read_json(directory / "files.json")
+        old = _read_json(directory / "entries.json")
+        recorded = head.get("dirs", {}) if head else {}
+        old_scopes = manifest.get("scopes", {}) if head else {}
+        old_records: dict[str, dict[str, Any]] = old.get("records", {}) if head else {}
+        records: dict[str, dict[str, Any]] = {}
+        scopes: dict[str, dict[str, list[Any]]] = {}
+        dirs: dict[str, dict[str, Any]] = {}
+        for scope in SCOPES:
+            store = paths.store_for_scope(scope)
+            same_place = (recorded.get(scope) or {}).get("path") == str(store)
+            old_files = old_scopes.get(scope, {}) if same_place else {}
+            if scope in stale:
+                mtime = _dir_mtime(store)  # before listing: a write after this moves the mtime past it
+                files, found = _scan_scope(scope, store, old_files, old_records, defaults)
+                settled = mtime is None or time.time_ns() - mtime > RACY_WINDOW_NS
+                dirs[scope] = {"path": str(store), "mtime_ns": mtime if settled else -1}
+            else:
+                files = old_files
+                found = {k: v for k, v in old_records.items() if v.get("scope") == scope}
+                dirs[scope] = recorded[scope]
+            scopes[scope] = files
+            for memory_id, record in found.items():
+                records.setdefault(memory_id, record)  # private shadows team shadows user, as the store resolves ids
+        import zlib
+
+        old_sums: dict[str, int] = old.get("shards", {}) if head else {}
+        sums: dict[str, int] = {}
+        for name, content in _shards(records, defaults).items():
+            text = json.dumps(content, separators=(",", ":"))
+            sums[name] = zlib.crc32(text.encode("utf-8", "surrogatepass"))
+            if old_sums.get(name) != sums[name] or not (directory / name).exists():
+                _write_text(directory / name, text)  # only the shards that changed: a store has thousands
+        for name in old_sums.keys() - sums.keys():
+            (directory / name).unlink(missing_ok=True)
+        if records != old_records or sums != old_sums or not head:
+            _write_json(directory / "entries.json", {"version": VERSION, "records": records, "shards": sums})
+        if scopes != old_scopes:
+            _write_json(directory / "files.json", {"version": VERSION, "scopes": scopes})
+        head = {"version": VERSION, "defaults": defaults, "dirs": dirs,
+                "files": sum(len(f) for f in scopes.values())}
+        _write_json(directory / "head.json", head)  # last: readers trust the shards once the head moved
+        return head
+    finally:
+        os.close(lock_fd)
+
+
+def _small_store(paths: ProjectPaths) -> bool:
+    """Whether a first build is cheap enough to run inside a hook (counted without stat calls)."""
+    count = 0
+    for scope in SCOPES:
+        try:
+            with os.scandir(paths.store_for_scope(scope)) as entries:
+                for _ in entries:
+                    count += 1
+                    if count > INLINE_FILES:
+                        return False
+        except OSError:
+            continue
+    return True
+
+
+def _spawn_rebuild(paths: ProjectPaths) -> None:
+    """Rebuild in a detached process, unless one is running; the hook goes on with the shards it has."""
+    import fcntl
+    import subprocess
+    import sys
+
+    try:
+        directory = ensure_private_dir(table_dir(paths))
+        lock_fd = os.open(directory / "build.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(lock_fd)
+        subprocess.Popen(  # detached and silent: Claude Code waits for the hook's stdout to close
+            [sys.executable, "-m", "gate.memory.cues", str(paths.root)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+        )
     except OSError:
-        pass  # a read-only cache costs a rescan next time, never the hook
-    return fresh
+        return  # a builder is at work (the lock is held), or none can start: the next call tries again
 
 
-def candidates_for_file(table: dict[str, Any], relative: str) -> list[list[Any]]:
-    """Path-trigger refs whose glob's literal directory is an ancestor of (or is) the file."""
-    buckets = table.get("by_dir", {})
-    refs = list(buckets.get("", []))
-    parts = relative.split("/")
-    for depth in range(1, len(parts) + 1):
-        refs.extend(buckets.get("/".join(parts[:depth]), []))
-    return refs
+class Table:
+    """Read access to the shards of one project, each loaded when first needed."""
+
+    def __init__(self, paths: ProjectPaths, head: dict[str, Any]) -> None:
+        self.dir = table_dir(paths)
+        self.head = head
+
+    def _shard(self, name: str) -> dict[str, Any]:
+        return _read_json(self.dir / name) if self.head else {}
+
+    def _entries(self, name: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+        shard = self._shard(name)
+        return [(memory_id, trigger, shard["memories"][memory_id]) for memory_id, trigger in shard.get("triggers", [])]
+
+    def path_triggers(self, relative: str, *, with_root: bool = True) -> list[tuple[str, dict[str, Any], dict]]:
+        """(id, trigger, record) of path triggers whose glob's literal directory is an ancestor of (or is)
+        `relative`; with_root adds the globs that start with a wildcard."""
+        parts = relative.split("/")
+        dirs = [""] if with_root else []
+        dirs += ["/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
+        return [found for static in dirs for found in self._entries(shard_name(static))]
+
+    def commands(self) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+        return self._entries("c-commands.json")
+
+    def event(self, name: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+        """Triggers on one event (keyword triggers count as `prompt`)."""
+        return self._entries(f"e-{name}.json")
+
+    def withheld(self, now: float) -> set[str]:
+        """Memories every one of whose own triggers is outside its time window: no gate delivers them now."""
+        return {
+            memory_id
+            for memory_id, windows in self._shard("windows.json").get("windows", {}).items()
+            if windows and all(
+                (expires is not None and now >= expires) or (not_before is not None and now < not_before)
+                for not_before, expires in windows
+            )
+        }
 
 
-def withheld(table: dict[str, Any], now: float) -> set[str]:
-    """Memories every one of whose own triggers is outside its time window: no gate delivers them now."""
-    out: set[str] = set()
-    memories = table.get("memories", {})
-    for memory_id in table.get("timed", []):
-        windows = memories.get(memory_id, {}).get("windows", [])
-        if windows and all(
-            (expires is not None and now >= expires) or (not_before is not None and now < not_before)
-            for not_before, expires in windows
-        ):
-            out.add(memory_id)
-    return out
+def load(paths: ProjectPaths, defaults: dict[str, list[str]]) -> Table:
+    """The project's cue table: rebuilt first when the store changed and that is cheap, else in the background."""
+    head = _read_json(table_dir(paths) / "head.json")
+    if not _stale_scopes(head, paths, defaults):
+        return Table(paths, head)
+    small = int(head.get("files", 0)) <= INLINE_FILES if head else _small_store(paths)
+    if small:
+        return Table(paths, rebuild(paths, defaults))
+    _spawn_rebuild(paths)
+    return Table(paths, head if head.get("defaults") == defaults else {})
+
+
+def main(argv: list[str]) -> int:
+    """`python -m gate.memory.cues PROJECT_ROOT`: the background rebuild."""
+    from gate.rules import load_rules
+
+    paths = ProjectPaths.for_cwd(argv[0] if argv else None)
+    rules = load_rules("triggers", paths.root)
+    table = rules.get("defaults", {})
+    defaults = {str(k): [str(c) for c in v] for k, v in table.items() if isinstance(v, list)}
+    rebuild(paths, defaults)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

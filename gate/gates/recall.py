@@ -92,12 +92,15 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     index.catch_up(wait_seconds=0.0)
     if not index.exists():
         return Outcome("skipped", "SKIP_NO_INDEX", gate="recall", extra=extra)
-    result = search(index, prompt, exclude=set(ledger.delivered) | withheld(ctx))
+    hidden = withheld(ctx)  # expired or not yet due by their own triggers
+    result = search(index, prompt, exclude=set(ledger.delivered) | hidden)
     query_size = len(result.terms)
     hits = [hit for hit in result.hits if _passes_floor(hit, query_size, floor)]
     for candidate in result.candidates:
         if candidate.disposition == "ADMITTED" and candidate.id not in {h.id for h in hits}:
             candidate.disposition = "BELOW_TERM_FLOOR"
+        elif candidate.id in hidden:
+            candidate.disposition = "OUTSIDE_WINDOW"
     extra["trace"] = result.trace_json()
     suppressed = [c.id for c in result.candidates if c.disposition == "ALREADY_DELIVERED"]
     if not hits:

@@ -164,6 +164,11 @@ def test_expired_never_fires_and_not_before_delays(payments: Path) -> None:
     # nor does the recall gate's search bring them back
     prompt = hook(payments, "UserPromptSubmit", "t1", prompt="Why is there a payments freeze during the quarter close?")
     assert prompt is None or (expired not in prompt and later not in prompt)
+    recall = last_audit("UserPromptSubmit")
+    assert expired not in recall["suppressed"]  # not "already delivered": withheld, and the trace says why
+    assert {"id": expired, "disposition": "OUTSIDE_WINDOW"}.items() <= next(
+        c for c in recall["trace"]["candidates"] if c["id"] == expired
+    ).items()
 
 
 def test_cooldown_spaces_deliveries_across_compaction_windows(payments: Path) -> None:

@@ -207,6 +207,13 @@ def test_budget_drops_lowest_precedence_and_the_audit_names_them(payments: Path)
     assert record["delivered"] and record["dropped"]
     order = [ids[k] for k in ("directive", "gotcha", "task", "decision", "finding")]
     assert record["delivered"] + record["dropped"] == order
+    # past the session budget, cues stay silent and say what they held back
+    (rules / "triggers.toml").write_text("[budget]\nsession_tokens = 10\n")
+    assert read(payments, "b2", "src/api/views.py") is None
+    compact(payments, "b2")
+    assert read(payments, "b2", "src/payments/ledger.py") is None
+    record = last_audit()
+    assert (record["reason"], record["dropped"]) == ("DROPPED_SESSION_BUDGET", order)
 
 
 def test_mute_silences_the_gates_and_unmute_restores_them(payments: Path) -> None:

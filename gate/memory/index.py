@@ -216,6 +216,10 @@ class MemoryIndex:
             report.skipped_busy = True
             return report
         try:
+            # A writer killed mid-commit leaves files that meta.json never adopted (a `<segment>.<opstamp>.del`
+            # among them); repeating its work would reach the same opstamp, and the commit would fail on
+            # FileAlreadyExists every time after. We hold the writer lock: whatever is unreferenced is garbage.
+            writer.garbage_collect_files()
             if not self.exists():
                 writer.delete_all_documents()
                 files_state = {}

@@ -131,6 +131,27 @@ def test_invalid_specs_are_refused_with_a_hint(spec: str) -> None:
     assert raised.value.hint
 
 
+@pytest.mark.parametrize(
+    ("pattern", "needs", "command", "matches"),
+    [
+        (r"alembic\s+(upgrade|downgrade)", ["alembic", False], "cd db && alembic  upgrade head", True),
+        (r"(?i)drop\s+table", ["table", True], "psql -c 'DROP TABLE users'", True),
+        (r"deploy-12\b", ["deploy-12", False], "make deploy-123", False),
+        (r"x?yz", ["yz", False], "yz", True),
+        (r"a|bc", None, "bc", True),  # an alternation promises no literal
+        (r"(?i)straße", None, "STRASSE", False),  # non-ASCII under IGNORECASE: no shortcut
+    ],
+)
+def test_command_regexes_are_prefiltered_by_a_literal_they_need(
+    pattern: str, needs: list | None, command: str, matches: bool
+) -> None:
+    assert trig.required_literal(pattern) == needs
+    if needs and matches:
+        text, ignore = needs
+        assert text in (command.lower() if ignore else command)
+    assert bool(re.search(pattern, command)) is matches
+
+
 def test_times_and_windows() -> None:
     assert trig.parse_time("2027-01-01") == 1798761600.0
     assert trig.parse_time("2027-01-01T01:30+01:00") == 1798761600.0 + 1800  # 00:30 UTC
@@ -179,7 +200,7 @@ def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> N
     assert ids(table.path_triggers("src/db/models.py")) == {"m-gotcha", "m-root"}
     assert ids(table.path_triggers("src/db", with_root=False)) == {"m-gotcha"}
     assert ids(table.path_triggers("src/api/views.py")) == {"m-root"}
-    assert ids(table.commands()) == {"m-cmd"}
+    assert ids(table.commands(lambda trigger: True)) == {"m-cmd"}
     assert ids(table.event("session-start")) == {"m-pref"}
     head = json.loads((cues.table_dir(paths) / "head.json").read_text())
     assert head["files"] == 7

@@ -201,8 +201,17 @@ def _tool_match(trigger: dict[str, Any], touch: Touch, tools: dict[str, Any]) ->
     ):
         return False
     commands = trigger.get("commands") or []
-    if commands and (touch.command is None or not all(_regex(c).search(touch.command) for c in commands)):
-        return False
+    if commands:
+        if touch.command is None:
+            return False
+        for index, command in enumerate(commands):
+            needs = (trigger.get("needs") or [])[index:index + 1]
+            if needs and needs[0]:
+                text, ignore = needs[0]
+                if text not in (touch.command.lower() if ignore else touch.command):
+                    return False  # cannot match: no regex compiled for it
+            if not _regex(command).search(touch.command):
+                return False
     return bool(globs or commands or event)
 
 
@@ -333,7 +342,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     for relative in touch.dirs:
         found += table.path_triggers(relative, with_root=False)  # see glob_matches_dir
     if touch.command is not None:
-        found += table.commands() + table.event("pre-run")
+        found += table.commands(lambda trigger: _tool_match(trigger, touch, tools)) + table.event("pre-run")
     if touch.tool in tools.get("edit", []):
         found += table.event("pre-edit")
     matched, records = collect(found, lambda trigger: _tool_match(trigger, touch, tools))

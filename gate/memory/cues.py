@@ -35,7 +35,7 @@ TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotatio
 if TYPE_CHECKING:
     from typing import Any
 
-VERSION = 2
+VERSION = 3
 SCOPES = ("private", "team", "user")
 STANDING_KINDS = ("directive", "task")  # the session-start gate reads these from the index itself
 RACY_WINDOW_NS = 1_000_000_000
@@ -241,6 +241,13 @@ def _shards(records: dict[str, dict[str, Any]], defaults: dict[str, list[str]]) 
         shard["memories"][memory_id] = record
         shard["triggers"].append([memory_id, trigger])
 
+    def add_command(memory_id: str, trigger: dict[str, Any], record: dict[str, Any]) -> None:
+        # every Bash call reads the command triggers; their memories only when one matches
+        shards.setdefault("c-commands.json", {"version": VERSION, "triggers": []})["triggers"].append(
+            [memory_id, trigger]
+        )
+        shards.setdefault("c-records.json", {"version": VERSION, "memories": {}})["memories"][memory_id] = record
+
     for memory_id, record in sorted(records.items()):
         explicit = _explicit_windows(record)
         if any(w[0] is not None or w[1] is not None for w in explicit):
@@ -252,7 +259,7 @@ def _shards(records: dict[str, dict[str, Any]], defaults: dict[str, list[str]]) 
             elif record.get("kind") in STANDING_KINDS and trigger.get("default"):
                 continue  # delivered from the index's records by the session-start gate
             elif trigger.get("commands"):
-                add("c-commands.json", memory_id, trigger, record)
+                add_command(memory_id, trigger, record)
             elif trigger.get("keywords"):
                 add("e-prompt.json", memory_id, trigger, record)
             elif trigger.get("event"):
@@ -392,8 +399,13 @@ class Table:
         dirs += ["/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
         return [found for static in dirs for found in self._entries(shard_name(static))]
 
-    def commands(self) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-        return self._entries("c-commands.json")
+    def commands(self, accept: Any) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+        """(id, trigger, record) of the command triggers `accept(trigger)` holds for."""
+        hits = [(i, t) for i, t in self._shard("c-commands.json").get("triggers", []) if accept(t)]
+        if not hits:
+            return []
+        records = self._shard("c-records.json").get("memories", {})
+        return [(i, t, records[i]) for i, t in hits if i in records]
 
     def event(self, name: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         """Triggers on one event (keyword triggers count as `prompt`)."""

@@ -107,6 +107,8 @@ class Trigger:
             data["paths"] = self.paths
         if self.commands:
             data["commands"] = self.commands
+            # a literal each regex needs: a tool call checks `in` first and compiles only the plausible ones
+            data["needs"] = [required_literal(command) for command in self.commands]
         if self.keywords:
             data["keywords"] = self.keywords
         for name in ("event", "not_before", "expires", "cooldown"):
@@ -114,6 +116,32 @@ class Trigger:
             if value is not None:
                 data[name] = value
         return data
+
+
+def required_literal(pattern: str) -> list[object] | None:
+    """[text, ignorecase] for the longest run of plain characters every match of `pattern` contains, or None.
+
+    Only the top level of the regex is read (inside a group or an alternation nothing is certain), and only
+    ASCII text under IGNORECASE (str.lower() would not fold like re does)."""
+    try:
+        from re import _constants as constants
+        from re import _parser as parser
+
+        parsed = parser.parse(pattern)
+    except Exception:  # another Python's internals: no shortcut, the regex alone decides
+        return None
+    ignore = bool(parsed.state.flags & re.IGNORECASE)
+    best, run = "", []
+    for op, argument in parsed:
+        if op is constants.LITERAL:
+            run.append(chr(argument))
+            continue
+        best = max(best, "".join(run), key=len)
+        run = []
+    best = max(best, "".join(run), key=len)
+    if len(best) < 2 or (ignore and not best.isascii()):
+        return None
+    return [best.lower() if ignore else best, ignore]
 
 
 def window_state(trigger: dict[str, object], now: float) -> str:

@@ -38,6 +38,17 @@ def file_hash(path: Path) -> str:
     return f"sha256:{digest.hexdigest()}"
 
 
+def text_fields(memory: Memory) -> dict[str, str]:
+    """Every text of a memory that someone typed, where a pasted credential could hide: all are checked."""
+    return {
+        "title": memory.title,
+        "body": memory.body,
+        "tags": " ".join(memory.tags),
+        "paths": " ".join(memory.paths),
+        "triggers": " ".join(memory.triggers),
+    }
+
+
 class Store:
     def __init__(self, paths: ProjectPaths) -> None:
         self.paths = paths
@@ -115,9 +126,7 @@ class Store:
 
     def _check(self, memory: Memory, *, new: bool) -> None:
         memory.validate()
-        texts = {"title": memory.title, "body": memory.body, "tags": " ".join(memory.tags)}
-        texts["paths"] = " ".join(memory.paths)
-        refuse_secrets(texts, self.paths.root)
+        refuse_secrets(text_fields(memory), self.paths.root)
         if new and self.locate(memory.id) is not None:
             raise ValidationError(f"a memory with id {memory.id!r} exists already")
         for link in memory.links:
@@ -214,7 +223,7 @@ class Store:
                 memory = Memory.from_dict(data)
                 if memory.id in seen or self.locate(memory.id) is not None:
                     raise ValidationError(f"id {memory.id!r} is not unique")
-                refuse_secrets({"title": memory.title, "body": memory.body}, self.paths.root)
+                refuse_secrets(text_fields(memory), self.paths.root)
             except (ValueError, ValidationError) as error:
                 raise ValidationError(f"{source_name}, line {number}: {error}", hint="nothing was imported") from error
             seen.add(memory.id)

@@ -192,6 +192,8 @@ def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> N
     _write(store, "m-pref", "preference")
     _write(store, "m-old", "gotcha", paths=["src/db/**"], status="forgotten")
     _write(store, "m-root", "gotcha", triggers=["path:**/*.sql"])
+    # a file the index would skip as corrupt (unknown field) does not fire either
+    (store / "m-bad.toml").write_text('id = "m-bad"\nkind = "gotcha"\ntitle = "t"\npaths = ["src/db/**"]\ncolour = 1\n')
 
     def ids(found: list) -> set[str]:
         return {memory_id for memory_id, _, _ in found}
@@ -203,7 +205,7 @@ def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> N
     assert ids(table.commands(lambda trigger: True)) == {"m-cmd"}
     assert ids(table.event("session-start")) == {"m-pref"}
     head = json.loads((cues.table_dir(paths) / "head.json").read_text())
-    assert head["files"] == 7
+    assert head["files"] == 8
     # a new memory shows up on the next load (the directory changed); a changed default rebuilds the table
     _write(store, "m-new", "gotcha", triggers=["path:docs/**,expires:2020-01-01"])
     table = cues.load(paths, defaults)

@@ -181,8 +181,7 @@ def _read_file(path: Path) -> dict[str, Any] | None:
             data = tomllib.load(handle)
     except (OSError, ValueError):
         return None
-    # The full validation (gate.memory.model) is the index's job; a file it refuses never fires either,
-    # but checking it here would cost every rebuild a dataclass per file. Shape checks only:
+    # Shape checks only, for every file: the full validation (_valid) runs on the few that can fire.
     if not isinstance(data, dict) or not isinstance(data.get("id"), str) or path.stem != data["id"]:
         return None
     if not isinstance(data.get("kind"), str) or not isinstance(data.get("title"), str):
@@ -226,9 +225,22 @@ def _scan_scope(
             records[memory_id] = old
             continue
         data = data if data is not None else _read_file(directory / item.name)
-        if data is not None:
+        if data is not None and _valid(data):
             records[memory_id] = _entry(data, scope)
     return files, records
+
+
+def _valid(data: dict[str, Any]) -> bool:
+    """The full check the index applies, for the few files that can fire: a file the index skips as corrupt
+    must not fire either."""
+    from gate.errors import GateError
+    from gate.memory.model import Memory
+
+    try:
+        Memory.from_dict(data, fill_defaults=False)
+    except (GateError, TypeError, ValueError):
+        return False
+    return True
 
 
 def _shards(records: dict[str, dict[str, Any]], defaults: dict[str, list[str]]) -> dict[str, dict[str, Any]]:

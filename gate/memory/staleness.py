@@ -113,18 +113,21 @@ def anchor_hashes(root: Path, globs: list[str], max_files: int = 50, max_visits:
         pattern = re.compile(trig.glob_regex(glob))
         start = root / trig.static_dir(glob) if trig.static_dir(glob) else root
         candidates: list[str] = []
-        if start.is_file():
-            candidates = [trig.static_dir(glob)]
-        else:
-            visits = 0
-            for directory, subdirs, files in os.walk(start):
-                subdirs[:] = sorted(d for d in subdirs if d != ".git")
-                base = os.path.relpath(directory, root).replace(os.sep, "/")
-                for name in sorted(files):
-                    candidates.append(name if base == "." else f"{base}/{name}")
-                visits += len(files) + len(subdirs)
-                if visits > max_visits:
-                    break
+        try:  # a name too long for the file system (ENAMETOOLONG) or with a NUL byte names no file
+            if start.is_file():
+                candidates = [trig.static_dir(glob)]
+            else:
+                visits = 0
+                for directory, subdirs, files in os.walk(start):
+                    subdirs[:] = sorted(d for d in subdirs if d != ".git")
+                    base = os.path.relpath(directory, root).replace(os.sep, "/")
+                    for name in sorted(files):
+                        candidates.append(name if base == "." else f"{base}/{name}")
+                    visits += len(files) + len(subdirs)
+                    if visits > max_visits:
+                        break
+        except (OSError, ValueError):
+            continue
         for relative in candidates:
             if len(found) >= max_files:
                 return found

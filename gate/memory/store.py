@@ -109,13 +109,13 @@ class Store:
         anchors: dict[str, str] = {}
         for pattern in globs:
             candidate = root / pattern
-            if not any(ch in pattern for ch in "*?["):
-                matches = [candidate] if candidate.is_file() else []
-            else:
-                try:
+            try:  # a name too long for the file system (ENAMETOOLONG) or a NUL byte names no file
+                if not any(ch in pattern for ch in "*?["):
+                    matches = [candidate] if candidate.is_file() else []
+                else:
                     matches = [p for p in root.glob(pattern) if p.is_file()]
-                except (ValueError, OSError):
-                    matches = []
+            except (ValueError, OSError):
+                matches = []
             for match in sorted(matches)[:MAX_ANCHOR_FILES]:
                 try:
                     relative = match.resolve().relative_to(root)

@@ -278,8 +278,10 @@ def test_invalid_triggers_are_refused_at_write_time(payments: Path) -> None:
         ("path:src/**,command:make", "never hold at the same moment"),
         ("expires:2027-13-01", "date"),
         ("cooldown:soon", "duration"),
-        ("src/**", "not a clause"),
+        ("src/**", "every clause is NAME:VALUE"),
     ]:
         proc = gate_cli(payments, "remember", "A note", "--on", spec)
         assert proc.returncode == 2 and message in proc.stderr, (spec, proc.stderr)
         assert "hint:" in proc.stderr
+        value = spec.partition(":")[2].split(",")[0]
+        assert not value or value not in proc.stderr  # clause names only: a value may be a secret

@@ -155,8 +155,16 @@ def window_state(trigger: dict[str, object], now: float) -> str:
     return "open"
 
 
+def _shape(spec: str) -> str:
+    """A spec named by its clause names only: an error message must never repeat a value (it may be a secret
+    that the store is about to refuse)."""
+    names = [part.partition(":")[0].strip().lower() for part in _patterns()["split"].split(spec)]
+    known = [name if name in CLAUSES else "?" for name in names]
+    return "'" + ",".join(f"{name}:…" for name in known) + "'"
+
+
 def _fail(spec: str, message: str, hint: str = SYNTAX_HINT) -> ValidationError:
-    return ValidationError(f"trigger {spec!r}: {message}", hint=hint)
+    return ValidationError(f"trigger {_shape(spec)}: {message}", hint=hint)
 
 
 def split_clauses(spec: str) -> list[tuple[str, str]]:
@@ -165,7 +173,7 @@ def split_clauses(spec: str) -> list[tuple[str, str]]:
         name, sep, value = part.partition(":")
         name = name.strip().lower()
         if not sep or name not in CLAUSES:
-            raise _fail(spec, f"{part.strip()!r} is not a clause")
+            raise _fail(spec, "every clause is NAME:VALUE with NAME one of " + ", ".join(CLAUSES))
         clauses.append((name, value.strip()))
     return clauses
 
@@ -175,7 +183,7 @@ def parse_duration(text: str) -> float:
     """`30m`, `2h`, `1d`, `1h30m` -> seconds; ValueError otherwise."""
     compact = text.strip().lower()
     if not compact or not _patterns()["duration_whole"].fullmatch(compact):
-        raise ValueError(f"{text!r} is not a duration like 30m, 2h, 1d or 1h30m")
+        raise ValueError("not a duration like 30m, 2h, 1d or 1h30m")
     return float(sum(int(n) * _UNIT_SECONDS[u] for n, u in _patterns()["duration"].findall(compact)))
 
 
@@ -185,18 +193,18 @@ def parse_time(text: str) -> float:
 
     match = _patterns()["date"].fullmatch(text.strip())
     if not match:
-        raise ValueError(f"{text!r} is not a date like 2027-01-01 or 2027-01-01T09:30")
+        raise ValueError("not a date like 2027-01-01 or 2027-01-01T09:30")
     year, month, day, hour, minute, second, zone = match.groups()
     fields = (int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0))
     if not (1 <= fields[1] <= 12 and 1 <= fields[2] <= 31 and fields[3] < 24 and fields[4] < 60 and fields[5] < 62):
-        raise ValueError(f"{text!r} is not a valid date")
+        raise ValueError("not a valid date")
     try:
         seconds = float(calendar.timegm((*fields, 0, 0, 0)))
         import datetime
 
         datetime.date(fields[0], fields[1], fields[2])  # rejects 2027-02-30
     except (ValueError, OverflowError) as error:
-        raise ValueError(f"{text!r} is not a valid date") from error
+        raise ValueError("not a valid date") from error
     if zone and zone.upper() != "Z":
         sign = -1 if zone[0] == "-" else 1
         digits = zone[1:].replace(":", "")
@@ -215,15 +223,15 @@ def normalize_glob(glob: str) -> str:
     while text.startswith("./"):
         text = text[2:]
     if not text:
-        raise ValueError("an empty path")
+        raise ValueError("empty")
     if text.startswith("/") or _patterns()["drive"].match(text):
-        raise ValueError(f"{glob!r} is absolute; write it relative to the project root")
+        raise ValueError("absolute; write it relative to the project root")
     if "{" in text or "}" in text:
-        raise ValueError(f"{glob!r}: braces are not supported; write one --on per alternative")
+        raise ValueError("braces are not supported; write one --on per alternative")
     directory = text.endswith("/")
     segments = [s for s in text.split("/") if s and s != "."]
     if any(s == ".." for s in segments):
-        raise ValueError(f"{glob!r} leaves the project ('..')")
+        raise ValueError("leaves the project ('..')")
     collapsed: list[str] = []
     for segment in segments:
         if segment == "**" and collapsed and collapsed[-1] == "**":
@@ -331,7 +339,7 @@ def parse(spec: str, *, now: float | None = None) -> Trigger:
     if not isinstance(spec, str) or not spec.strip():
         raise _fail(str(spec), "empty")
     if len(spec) > MAX_SPEC_CHARS:
-        raise _fail(spec[:40] + "…", f"longer than {MAX_SPEC_CHARS} characters")
+        raise _fail(spec, f"longer than {MAX_SPEC_CHARS} characters")
     if "\n" in spec or "\r" in spec:
         raise _fail(spec, "must be one line")
     trigger = Trigger(spec.strip())
@@ -346,7 +354,7 @@ def parse(spec: str, *, now: float | None = None) -> Trigger:
             try:
                 trigger.paths.append(normalize_glob(value))
             except ValueError as error:
-                raise _fail(spec, str(error)) from error
+                raise _fail(spec, f"path: {error}") from error
         elif name == "command":
             try:
                 re.compile(value)
@@ -361,19 +369,19 @@ def parse(spec: str, *, now: float | None = None) -> Trigger:
         elif name == "event":
             event = value.lower()
             if event not in EVENTS:
-                raise _fail(spec, f"unknown event {value!r}", hint=f"events: {', '.join(EVENTS)}")
+                raise _fail(spec, "unknown event", hint=f"events: {', '.join(EVENTS)}")
             trigger.event = event
         elif name == "cooldown":
             try:
                 trigger.cooldown = parse_duration(value)
             except ValueError as error:
-                raise _fail(spec, str(error)) from error
+                raise _fail(spec, f"cooldown: {error}") from error
         else:
             relative = _patterns()["relative"].fullmatch(value)
             try:
                 if relative:
                     if now is None:
-                        raise ValueError(f"{value!r} is relative; store an absolute date (gate remember converts it)")
+                        raise ValueError("relative; store an absolute date (gate remember converts +30d)")
                     moment = now + parse_duration(relative.group(1))
                 else:
                     moment = parse_time(value)

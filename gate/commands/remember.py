@@ -61,6 +61,10 @@ def run(args: argparse.Namespace) -> int:
     body = args.body or ""
     if body == "-":
         body = sys.stdin.read()
+    if args.triggers:  # before the specs are parsed: a refusal must not quote what it refuses
+        from gate.memory.secrets import refuse_secrets
+
+        refuse_secrets({"trigger": "\n".join(args.triggers)}, store.paths.root)
     memory = Memory(
         id=args.memory_id or store.fresh_id(),
         kind=args.kind,

@@ -15,9 +15,19 @@ class Section:
     rows: list[Result]
     reference: str  # the row every other row is divided by (the floor of the same interleaved group)
     info: list[str] = field(default_factory=list)
+    versus: str = ""  # the gate row that the peer rows ("peer: …") are divided by, when there is one
+
+    def median_of(self, name: str) -> float | None:
+        return next((row.median_ms for row in self.rows if row.name == name), None)
 
     def reference_ms(self) -> float | None:
-        return next((row.median_ms for row in self.rows if row.name == self.reference), None)
+        return self.median_of(self.reference)
+
+    def peer_ratio(self, row: Result) -> float | None:
+        gate = self.median_of(self.versus) if self.versus else None
+        if not row.name.startswith("peer:") or row.median_ms is None or not gate:
+            return None
+        return row.median_ms / gate
 
 
 @dataclass
@@ -74,18 +84,26 @@ def render_markdown(meta: dict[str, Any], sections: list[Section], targets: list
     ]
     for section in sections:
         ref = section.reference_ms()
+        peer_col = bool(section.versus)
         lines += [
             f"## {section.title}",
             "",
-            "| candidate | n | median ms | p95 ms | × floor | peak RSS MB | check |",
-            "|---|---:|---:|---:|---:|---:|---|",
+            "| candidate | n | median ms | p95 ms | × floor |"
+            + (" peer / gate |" if peer_col else "")
+            + " peak RSS MB | check |",
+            "|---|---:|---:|---:|---:|" + ("---:|" if peer_col else "") + "---:|---|",
         ]
         for row in section.rows:
             ratio = "–" if row.median_ms is None or not ref else f"{row.median_ms / ref:.2f}"
             rss = "–" if row.peak_rss_mb is None else f"{row.peak_rss_mb:.1f}"
+            peer = section.peer_ratio(row)
+            peer_cell = (" " + ("" if peer is None else f"{peer:.2f}") + " |") if peer_col else ""
             lines.append(
-                f"| {row.name} | {row.n} | {_ms(row.median_ms)} | {_ms(row.p95_ms)} | {ratio} | {rss} | {_check(row)} |"
+                f"| {row.name} | {row.n} | {_ms(row.median_ms)} | {_ms(row.p95_ms)} | {ratio} |{peer_cell} "
+                f"{rss} | {_check(row)} |"
             )
+        if peer_col:
+            lines += ["", f"peer / gate: the peer's median over that of {section.versus}, same section."]
         notes = [f"{row.name}: {row.note}" for row in section.rows if row.note]
         for text in [*section.info, *notes]:
             lines.append(f"- {text}")
@@ -110,6 +128,7 @@ def to_json(meta: dict[str, Any], sections: list[Section], targets: list[Target]
                 "key": s.key,
                 "title": s.title,
                 "reference": s.reference,
+                "versus": s.versus,
                 "info": s.info,
                 "rows": [
                     {

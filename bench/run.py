@@ -417,6 +417,7 @@ def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) ->
         rows=[by_name[name] for name in order],
         reference=FLOOR,
         info=store.setup,
+        versus=SHIFT,
     )
 
 

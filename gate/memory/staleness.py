@@ -59,7 +59,7 @@ def check(record: dict[str, Any], root: Path) -> list[tuple[str, str]]:
                 problems.append((relative, CHANGED))
         except FileNotFoundError:
             problems.append((relative, MISSING))
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL byte in a hand-edited anchor
             problems.append((relative, UNREADABLE))
     return problems
 

@@ -113,8 +113,17 @@ def run(event: Any, started: float) -> str | None:
         if os.environ.get("GATE_DOCTOR"):
             record["synthetic"] = True
         record.update(outcome.extra)
-        write_audit(record, int(settings.get("audit_max_bytes", 20_000_000)))
+        write_audit(record, int(settings.get("audit_max_bytes", 20_000_000)), sources=_free_text(event))
     return text
+
+
+def _free_text(event: dict[str, Any]) -> list[str]:
+    """What the user or the agent typed into this event: where a pasted secret would come from."""
+    texts = [event.get("prompt"), event.get("last_assistant_message")]
+    tool_input = event.get("tool_input")
+    if isinstance(tool_input, dict):
+        texts += list(tool_input.values())
+    return [text for text in texts if isinstance(text, str)]
 
 
 def main() -> int:

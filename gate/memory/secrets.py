@@ -25,6 +25,18 @@ def find_secret(text: str, project_root: Path | None = None) -> str | None:
     return None
 
 
+def find_secrets(text: str, project_root: Path | None = None) -> list[str]:
+    """Every piece of the text that a secret pattern matches."""
+    return [match.group(0) for _, pattern in _patterns(project_root) for match in pattern.finditer(text)]
+
+
+def redact_secrets(text: str, replacement: str = "[redacted]", project_root: Path | None = None) -> str:
+    """The text with every match of every secret pattern replaced (for logs, which must never hold one)."""
+    for _, pattern in _patterns(project_root):
+        text = pattern.sub(replacement, text)
+    return text
+
+
 def refuse_secrets(fields: dict[str, str], project_root: Path | None = None) -> None:
     for field_name, text in fields.items():
         name = find_secret(text, project_root)

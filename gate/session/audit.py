@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -16,6 +17,78 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_TRACE_CHARS = 8_000
+REDACTED = "[redacted]"
+
+# Free text reaches a record from prompts and turns (search terms, evidence quotes, the store command, a tool's
+# target): a pasted credential must not be copied into a log. A string that could hold one (_hinted) has every
+# secret pattern's matches and every random-looking alphanumeric run redacted; the pieces of secrets found in
+# the event's own text are redacted wherever they reappear (search terms are lowercased pieces of the prompt).
+# (_hinted is cheap; loading and compiling the secret patterns costs ~4 ms, so it waits for a reason.)
+_KEYLIKE = re.compile(r"[A-Za-z0-9_+/=.\-]{16,}")
+_LETTERS = re.compile(r"[A-Za-z]{28,}")
+_RUN = re.compile(r"[A-Za-z0-9]{16,}")
+_PIECE = re.compile(r"[A-Za-z0-9]{4,}")
+# Fields gate itself fills (ids, codes, paths, times): never free text, left as they are.
+_STRUCTURAL = frozenset({
+    "session", "project", "transcript", "ts", "event", "gate", "decision", "reason", "delivered", "suppressed",
+    "dropped", "chars", "latency_ms", "id", "from", "edge", "disposition", "score", "error", "source",
+})
+
+
+def _hinted(text: str) -> bool:
+    """Whether the text could hold a secret: a 16+ key-like run with a digit, a long letter run, a key block,
+    or a URL with credentials."""
+    if "-----BEGIN" in text or ("://" in text and "@" in text):
+        return True
+    for match in _KEYLIKE.finditer(text):
+        run = match.group(0)
+        if any(ch.isdigit() for ch in run) or _LETTERS.search(run):
+            return True
+    return False
+
+
+def _looks_random(run: str) -> bool:
+    digits = sum(ch.isdigit() for ch in run)
+    return len(run) >= 28 or (digits >= 2 and len(run) - digits >= 2)
+
+
+def _redact_text(text: str, pieces: frozenset[str]) -> str:
+    if _hinted(text):
+        from gate.memory.secrets import redact_secrets  # only for text that could hold a secret
+
+        text = redact_secrets(text, REDACTED)
+        text = _RUN.sub(lambda m: REDACTED if _looks_random(m.group(0)) else m.group(0), text)
+    if pieces:
+        lowered = text.lower()
+        if len(lowered) >= 4 and any(lowered in piece for piece in pieces):
+            return REDACTED  # a search term cut from a secret (possibly stemmed)
+        for piece in pieces:
+            if piece in lowered:
+                text = re.sub(re.escape(piece), REDACTED, text, flags=re.IGNORECASE)
+                lowered = text.lower()
+    return text
+
+
+def _redact_value(value: Any, pieces: frozenset[str]) -> Any:
+    if isinstance(value, str):
+        return _redact_text(value, pieces)
+    if isinstance(value, list):
+        return [_redact_value(item, pieces) for item in value]
+    if isinstance(value, dict):
+        return {k: v if k in _STRUCTURAL else _redact_value(v, pieces) for k, v in value.items()}
+    return value
+
+
+def redact(record: dict[str, Any], sources: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
+    """The record with secrets taken out of its free text; `sources` is the event's own text (the prompt...)."""
+    pieces: set[str] = set()
+    for text in sources:
+        if isinstance(text, str) and _hinted(text):
+            from gate.memory.secrets import find_secrets
+
+            for found in find_secrets(text):
+                pieces.update(piece.lower() for piece in _PIECE.findall(found))
+    return _redact_value(record, frozenset(pieces))
 
 
 def _append(path: Path, line: str, max_bytes: int) -> None:
@@ -32,7 +105,10 @@ def _append(path: Path, line: str, max_bytes: int) -> None:
         os.close(fd)
 
 
-def write_audit(record: dict[str, Any], max_bytes: int = 20_000_000) -> None:
+def write_audit(
+    record: dict[str, Any], max_bytes: int = 20_000_000, sources: list[str] | tuple[str, ...] = ()
+) -> None:
+    record = redact(record, sources)
     record.setdefault("ts", time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z")
     trace = record.get("trace")
     if trace is not None and len(json.dumps(trace)) > MAX_TRACE_CHARS:
@@ -42,7 +118,7 @@ def write_audit(record: dict[str, Any], max_bytes: int = 20_000_000) -> None:
 
 def write_error(event: str, error: BaseException) -> None:
     """One line per failure: where and what, never the input (it may hold a prompt or a secret)."""
-    message = str(error).replace("\n", " ")[:300]
+    message = _redact_text(str(error).replace("\n", " ")[:300], frozenset())
     line = json.dumps(
         {
             "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z",

@@ -627,3 +627,16 @@ def test_sample_in_real_processes(world: dict[str, Any]) -> None:
         except (AssertionError, subprocess.TimeoutExpired) as error:
             failures.append(f"{label}: {error!s:.300}")
     assert not failures, "\n".join(failures)
+
+
+# --- the CLI's write door with odd anchors ---------------------------------------------------------------------------
+@pytest.mark.parametrize("anchor", ["a" * 5000, "src/" + "b" * 300 + ".py", "src/\x00.py", "../../etc/passwd",
+                                    "/etc/hostname", "**/" + "c" * 300, "["])
+def test_remember_with_unusable_anchor_paths(project: Path, gate: Callable[..., tuple[int, str, str]],
+                                             anchor: str) -> None:
+    """A path anchor that names no usable file is kept as written, with no hash; the command does not crash."""
+    code, out, err = gate("remember", "Anchored to an odd path", "--path", anchor, "--json")
+    assert code == 0, err[-500:]
+    code, out, err = gate("show", json.loads(out)["id"], "--json")
+    assert code == 0, err
+    assert json.loads(out)["anchors"] == {}

@@ -60,7 +60,8 @@ def index_line(record: dict[str, Any], *, with_body: bool = False, extra: str = 
         mark = stale_mark(record, root)
         extra += f" [{clean(mark, 300)}]" if mark else ""  # file names come from a file a person may edit
     line = (
-        f"- {record['id']} · {record['kind']} · {str(record.get('created', ''))[:10]} · "
+        # created is any text in a hand-edited or pulled team file ("\n</system>" fits in 10 characters)
+        f"- {record['id']} · {record['kind']} · {clean(str(record.get('created', ''))[:10], 10)} · "
         f"{clean(record['title'], TITLE_CHARS)}{provenance_mark(record)}{extra}"
     )
     body = record.get("body") or ""

@@ -48,7 +48,7 @@ def _defaults(rules: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def _messages(ctx: HookContext, rules: dict[str, Any]) -> dict[str, str]:
-    merged = dict(rules.get("messages", {}))
+    merged = dict(rules.get("messages", {}))  # older user overrides in triggers.toml still count
     merged.update(ctx.rules("messages").get("anchors", {}))
     return merged
 

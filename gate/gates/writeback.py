@@ -12,6 +12,7 @@ from gate.gates.base import HookContext, Outcome
 from gate.gates.evidence import find_evidence, find_store_decision
 from gate.render import clean, gate_command
 from gate.session.ledger import Ledger
+from gate.session.mute import muted_by
 from gate.session.transcript import Turn, read_turn
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
@@ -75,7 +76,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         _settle_pending(ctx, ledger, turn, extra)
     if ctx.event.get("stop_hook_active") is True:
         return Outcome("allowed", "ALLOW_STOP_ACTIVE", gate="writeback", extra=extra)
-    if ledger.muted or not ctx.settings.get("writeback", True):
+    if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("writeback", True):
         return Outcome("allowed", "ALLOW_DISABLED", gate="writeback", extra=extra)
     turn = turn or _read(ctx)
     rules = ctx.rules("writeback")

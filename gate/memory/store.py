@@ -104,25 +104,10 @@ class Store:
         raise RuntimeError("could not mint a free id")
 
     def anchor_hashes(self, globs: Iterable[str]) -> dict[str, str]:
-        """Content hash of each existing file an anchor names (globs expanded, within the project)."""
-        root = self.paths.root
-        anchors: dict[str, str] = {}
-        for pattern in globs:
-            candidate = root / pattern
-            try:  # a name too long for the file system (ENAMETOOLONG) or a NUL byte names no file
-                if not any(ch in pattern for ch in "*?["):
-                    matches = [candidate] if candidate.is_file() else []
-                else:
-                    matches = [p for p in root.glob(pattern) if p.is_file()]
-            except (ValueError, OSError):
-                matches = []
-            for match in sorted(matches)[:MAX_ANCHOR_FILES]:
-                try:
-                    relative = match.resolve().relative_to(root)
-                    anchors[relative.as_posix()] = file_hash(match)
-                except (ValueError, OSError):
-                    continue
-        return anchors
+        """Content hash of each existing file an anchor names, with the glob meaning of path triggers."""
+        from gate.memory.staleness import anchor_hashes
+
+        return anchor_hashes(self.paths.root, list(globs), MAX_ANCHOR_FILES)
 
     def _check(self, memory: Memory, *, new: bool) -> None:
         memory.validate()

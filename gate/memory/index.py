@@ -18,7 +18,7 @@ from pathlib import Path
 
 import tantivy
 
-from gate.paths import ProjectPaths
+from gate.paths import ProjectPaths, ensure_private_dir
 from gate.textproc import ANALYZER_NAME, analyzer, expand_identifiers
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
@@ -150,7 +150,8 @@ class MemoryIndex:
     # --- tantivy ------------------------------------------------------------------------------------------------
     def _open(self) -> tantivy.Index:
         if self._index is None:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            # 0700: the index stores every memory's full record, private ones included (tantivy's files are 0644)
+            ensure_private_dir(self.dir)
             try:
                 index = tantivy.Index(SCHEMA, path=str(self.dir), reuse=True)
             except ValueError:
@@ -165,7 +166,7 @@ class MemoryIndex:
         import shutil
 
         shutil.rmtree(self.dir, ignore_errors=True)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(self.dir)
         self._index = None
 
     def exists(self) -> bool:

@@ -13,8 +13,18 @@ from gate.rules import load_rules
 
 @cache
 def _patterns(project_root: Path | None) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    rules = load_rules("secrets", project_root)
-    return tuple((p["name"], re.compile(p["regex"])) for p in rules.get("pattern", []))
+    """The shipped and the user's patterns, plus any a project adds. Rules replace a list whole, so the project
+    layer alone could empty it: a repository's checked-in rules may add patterns, never take one away."""
+    own = load_rules("secrets", None).get("pattern", [])
+    compiled = {(p["name"], p["regex"]): re.compile(p["regex"]) for p in own}
+    if project_root is not None:
+        for p in load_rules("secrets", project_root).get("pattern", []):
+            try:
+                key = (str(p["name"]), str(p["regex"]))
+                compiled.setdefault(key, re.compile(key[1]))
+            except (KeyError, TypeError, re.error):
+                continue  # a broken project pattern adds nothing (and removes nothing)
+    return tuple((name, pattern) for (name, _), pattern in compiled.items())
 
 
 def find_secret(text: str, project_root: Path | None = None) -> str | None:

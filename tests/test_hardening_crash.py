@@ -85,8 +85,9 @@ def test_sigkilled_remember_leaves_whole_memory_or_none(project: Path, gate: Gat
     code, _, err = gate("remember", "Seed memory about the deploy pipeline", "--kind", "decision")
     assert code == 0, err
     store = Store(ProjectPaths.for_cwd(project))
-    run_time, _ = timed_remember(project, "calibration")
-    expected = {"calibration": body_of("calibration")}
+    calibration = sorted(timed_remember(project, f"calibration{n}")[0] for n in range(3))
+    run_time = calibration[1]  # the median: one slow start on a busy machine must not stretch every kill point
+    expected = {f"calibration{n}": body_of(f"calibration{n}") for n in range(3)}
     rng = random.Random(20)
     outcomes: Counter[str] = Counter()
     for k in range(KILLS):
@@ -98,8 +99,11 @@ def test_sigkilled_remember_leaves_whole_memory_or_none(project: Path, gate: Gat
         time.sleep(run_time * (0.3 + 0.9 * fraction))
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
-        outcomes["finished_before_kill" if proc.returncode == 0 else "killed"] += 1
-        check_store_whole(store, expected)  # after every kill, not only at the end
+        killed = proc.returncode != 0
+        outcomes["killed" if killed else "finished_before_kill"] += 1
+        present = check_store_whole(store, expected)  # after every kill, not only at the end
+        if killed and token in present:
+            outcomes["killed_after_file_written"] += 1  # the index had not caught up, or not finished
     present = check_store_whole(store, expected)
     for k in range(KILLS):
         outcomes["kept_whole" if f"kill{k}x" in present else "left_none"] += 1

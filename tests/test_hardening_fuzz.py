@@ -32,7 +32,7 @@ from cli_transcript import Transcript
 import gate.hook as hook_module
 from gate.paths import audit_log_file, error_log_file
 
-EXAMPLES = int(os.environ.get("GATE_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("GATE_FUZZ_EXAMPLES", "250"))
 BIG_MB = int(os.environ.get("GATE_FUZZ_BIG_MB", "10"))
 SUBPROCESS_SAMPLE = int(os.environ.get("GATE_FUZZ_SUBPROCESS", "12"))
 IN_PROCESS_BUDGET_S = 3.0  # one hook evaluation on a busy 2-core machine; Claude Code's own timeout is 30 s

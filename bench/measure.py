@@ -116,6 +116,38 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
+def become_subreaper() -> bool:
+    """Adopt the processes our children leave behind (Linux PR_SET_CHILD_SUBREAPER), so that a hook's detached
+    background work (an index or cue-table rebuild, say) can be waited for instead of running, unseen, on the
+    same two cores as the next timed run."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(36, 1, 0, 0, 0)) == 0  # 36 = PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def settle(timeout: float = 300.0) -> tuple[int, float]:
+    """Reap every adopted background process, waiting for those still running. Returns (count, seconds).
+
+    Only called between runs: no child of ours is running then, so whatever waitpid(-1) returns was adopted.
+    """
+    start = time.perf_counter()
+    reaped = 0
+    while time.perf_counter() - start < timeout:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            time.sleep(0.05)
+            continue
+        reaped += 1
+    return reaped, time.perf_counter() - start
+
+
 class _Timeout(Exception):
     pass
 
@@ -195,17 +227,23 @@ def measure_group(
     progress: Callable[[str], None] | None = None,
     rss_runs: int = 2,
     python: str = sys.executable,
+    notes: list[str] | None = None,
 ) -> dict[str, Result]:
     """Interleave the candidates for `runs` rounds (shuffled order per round) after `warmup` untimed rounds,
     then `rss_runs` untimed rounds through the RSS shim.
 
-    Warm-up fills the page cache and writes bytecode, as the thousandth prompt of a day would find them.
+    Warm-up fills the page cache and writes bytecode, as the thousandth prompt of a day would find them;
+    background processes the warm-up left are waited for (and counted in `notes`) before timing starts.
     A candidate with max_seconds stops after it has spent that long, once it has `min_runs` samples.
     """
     rng = random.Random(seed)
     results = {c.name: Result(c.name, note=c.note) for c in candidates}
     spent = dict.fromkeys(results, 0.0)
     for round_index in range(-warmup, runs):
+        if round_index == 0:
+            count, seconds = settle()
+            if count and notes is not None:
+                notes.append(f"warm-up left {count} background process(es); waited {seconds:.1f} s for them")
         order = list(candidates)
         rng.shuffle(order)
         for cand in order:
@@ -236,4 +274,7 @@ def measure_group(
                 cand.prepare(index)
             rss = peak_rss_kb(cand.argv_for(index), cand.stdin_for(index), cand.env, cand.cwd, python)
             results[cand.name].rss_kb.append(rss)
+    count, seconds = settle()
+    if count and notes is not None:
+        notes.append(f"timed runs left {count} background process(es); waited {seconds:.1f} s for them")
     return results

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from bench import prompts
-from bench.measure import Candidate, measure_group, run_once
+from bench.measure import Candidate, become_subreaper, measure_group, run_once, settle
 from bench.run import (
     SCRIPTS,
     build_store,
@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=15)
     args = parser.parse_args(argv)
     opts = parse_args(["--sizes", str(args.size), "--python", args.python])
+    become_subreaper()  # so the hooks' detached background work can be waited for (see measure.settle)
     work = Path(tempfile.mkdtemp(prefix="gate-bench-profile-"))
     try:
         src, commit = snapshot(work) if args.gate_src == "HEAD" else (args.gate_src and Path(args.gate_src), "")
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                 hook.prepare(index)
             if index < 9_992:
                 run_once(hook.argv_for(index), hook.stdin_for(index), env, store.project)
+                settle()
                 continue
             mods = imported(hook.argv_for(index), hook.stdin_for(index) or b"", env, store.project)
             extra = [m for m in mods if m[0] not in floor_mods]
@@ -140,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         profile_file = work / "hook.prof"
         if hook.prepare:
             hook.prepare(10_001)
+        settle()
         run_once(
             [args.python, "-m", "cProfile", "-o", str(profile_file), *hook.argv_for(10_001)[1:]],
             hook.stdin_for(10_001),

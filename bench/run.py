@@ -30,7 +30,7 @@ from typing import Any
 
 from bench import prompts
 from bench.corpus import Generator, build_fts5, write_jsonl, write_markdown_dir
-from bench.measure import Candidate, Check, Result, measure_group, run_once
+from bench.measure import Candidate, Check, Result, become_subreaper, measure_group, run_once, settle
 from bench.report import Section, Target, render_markdown, to_json
 from bench.scripts._terms import terms
 from bench.transcript import Transcript, format_size, parse_size, write_transcript
@@ -268,7 +268,11 @@ def gate_import(gate: Gate, store: Store, home: Path) -> float:
     )
     if done.returncode != 0:
         raise RuntimeError(f"gate import failed ({done.returncode}): {done.stderr.decode(errors='replace')[-800:]}")
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    count, waited = settle()  # background work the import started must not run into the first timings
+    if count:
+        store.setup.append(f"`gate import` left {count} background process(es); waited {waited:.1f} s for them")
+    return seconds
 
 
 def build_store(size: int, opts: Options, work: Path, gate: Gate) -> Store:
@@ -406,8 +410,9 @@ def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) ->
         group += [noshift, shift, search_candidate(gate, store, store.home, opts.slow_cap_s)]
     group += peers
     _log(f"recall at {store.size:,} memories: {len(group)} candidates x {opts.runs} runs")
+    notes: list[str] = []
     results = measure_group(
-        group, opts.runs, opts.warmup, seed=opts.seed + store.size, progress=_log, python=opts.python
+        group, opts.runs, opts.warmup, seed=opts.seed + store.size, progress=_log, python=opts.python, notes=notes
     )
     order = [FLOOR, NOSHIFT, SHIFT, SEARCH, PEER_FTS5, PEER_SCAN, PEER_GREP]
     by_name = {**results, **{r.name: r for r in extra}}
@@ -416,7 +421,7 @@ def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) ->
         title=f"Recall, {store.size:,} memories",
         rows=[by_name[name] for name in order],
         reference=FLOOR,
-        info=store.setup,
+        info=store.setup + notes,
         versus=SHIFT,
     )
 
@@ -453,10 +458,14 @@ def stop_section(opts: Options, gate: Gate, store: Store, transcripts: list[Tran
             )
         )
     _log(f"Stop hook: {len(group)} candidates x {opts.runs} runs")
-    results = measure_group(group, opts.runs, opts.warmup, seed=opts.seed + 1, progress=_log, python=opts.python)
+    notes: list[str] = []
+    results = measure_group(
+        group, opts.runs, opts.warmup, seed=opts.seed + 1, progress=_log, python=opts.python, notes=notes
+    )
     by_name = {**results, **{r.name: r for r in extra}}
     info = [f"{format_size(t.target)} transcript: {t.size:,} bytes, {t.lines:,} lines" for t in transcripts]
     info.append(f"store: {store.size:,} memories")
+    info += notes
     return Section(
         key="stop",
         title="Stop hook on a turn with evidence (a fix and a decision)",
@@ -540,13 +549,16 @@ def write_read_sections(opts: Options, gate: Gate, store: Store, transcript: Pat
         shift.name = shift_name
         group += [shift, search_candidate(gate, store, home, opts.slow_cap_s, search_name)]
     _log(f"reads before/after: {len(group)} candidates x {opts.runs} runs")
-    reads = measure_group(group, opts.runs, opts.warmup, seed=opts.seed + 3, progress=_log, python=opts.python)
+    notes: list[str] = []
+    reads = measure_group(
+        group, opts.runs, opts.warmup, seed=opts.seed + 3, progress=_log, python=opts.python, notes=notes
+    )
     order = [FLOOR, before_names[0], after_names[0], before_names[1], after_names[1]]
     return [
         Section(
             "writes", write_title, [writes[FLOOR], writes[remember_name]], FLOOR, [f"fresh import: {seconds:.1f} s"]
         ),
-        Section("reads", read_title, [reads[name] for name in order], FLOOR),
+        Section("reads", read_title, [reads[name] for name in order], FLOOR, notes),
     ]
 
 
@@ -631,6 +643,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     started = time.perf_counter()
     info = machine()
+    info["subreaper"] = become_subreaper()
     work = Path(tempfile.mkdtemp(prefix="gate-bench-"))
     _log(f"work directory: {work}")
     sections: dict[str, Section] = {}

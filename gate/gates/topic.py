@@ -312,12 +312,24 @@ def assess(
     new_content = sum(1 for t in new if t not in weak)
     threshold = _num(rules, "shift", "novelty_threshold", 0.8)
     min_new = int(_num(rules, "shift", "min_new_terms", 4))
-    if _cue(prompt, rules, "pivot"):
-        threshold, min_new = _num(rules, "cues", "pivot_novelty", 0.3), 1
-    elif _cue(prompt, rules, "continuation"):
-        threshold = _num(rules, "cues", "continuation_threshold", 0.99)
-        min_new += int(_num(rules, "cues", "continuation_extra_terms", 2))
-    shift = novelty >= threshold and new_content >= min_new
+
+    def passes(bar: float, count: int) -> bool:
+        return novelty >= bar and new_content >= count
+
+    # A pivot cue lowers the bar, a continuation cue raises it. The cue regexes are only compiled and run
+    # when they can change the answer (compiling them costs a hook several ms).
+    strict = passes(
+        _num(rules, "cues", "continuation_threshold", 0.99),
+        min_new + int(_num(rules, "cues", "continuation_extra_terms", 2)),
+    )
+    if strict:
+        shift = True
+    elif passes(threshold, min_new):
+        shift = _cue(prompt, rules, "pivot") or not _cue(prompt, rules, "continuation")
+    elif passes(_num(rules, "cues", "pivot_novelty", 0.3), 1):
+        shift = _cue(prompt, rules, "pivot")
+    else:
+        shift = False
     return ShiftVerdict(shift, "topic_shift" if shift else "no_shift", readable, round(novelty, 3), stems)
 
 

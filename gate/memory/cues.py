@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from urllib.parse import quote  # already imported by pathlib: free
 
+from gate.memory import scan
 from gate.memory import triggers as trig
 from gate.paths import ProjectPaths, ensure_private_dir
 
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 VERSION = 3
 SCOPES = ("private", "team", "user")
 STANDING_KINDS = ("directive", "task")  # the session-start gate reads these from the index itself
-RACY_WINDOW_NS = 1_000_000_000
 INLINE_FILES = 3_000
 BODY_CHARS = 400
 KEEP = ("id", "kind", "title", "created", "updated", "source", "scope", "project", "status", "anchors", "paths",
@@ -200,11 +199,10 @@ def _scan_scope(
     defaults: dict[str, list[str]],
 ) -> tuple[dict[str, list[Any]], dict[str, dict[str, Any]]]:
     """Rescan one store directory: (file signatures with summaries, qualifying records by id)."""
-    from gate.memory.files import scan_dir
 
     files: dict[str, list[Any]] = {}
     records: dict[str, dict[str, Any]] = {}
-    for item in scan_dir(directory):
+    for item in scan.scan_dir(directory):
         signature = item.signature()
         previous = old_files.get(item.name)
         data: dict[str, Any] | None = None
@@ -320,7 +318,7 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
             if scope in stale:
                 mtime = _dir_mtime(store)  # before listing: a write after this moves the mtime past it
                 files, found = _scan_scope(scope, store, old_files, old_records, defaults)
-                settled = mtime is None or time.time_ns() - mtime > RACY_WINDOW_NS
+                settled = scan.settled(mtime)
                 dirs[scope] = {"path": str(store), "mtime_ns": mtime if settled else -1}
             else:
                 files = old_files

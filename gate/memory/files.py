@@ -10,15 +10,12 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-from gate.errors import GateError
+from gate.errors import GateError, ValidationError
 from gate.memory.model import Memory
+from gate.memory.scan import SUFFIX, TEMP_PREFIX, scan_dir
 from gate.paths import ensure_private_dir
-
-SUFFIX = ".toml"
-TEMP_PREFIX = ".tmp-"
 
 
 class CorruptMemoryFile(GateError):
@@ -63,8 +60,27 @@ def to_toml(memory: Memory) -> str:
     return tomli_w.dumps(ordered, multiline_strings=True)
 
 
-def write_memory(store_dir: Path, memory: Memory, *, private: bool) -> Path:
-    """Atomically write `memory` into `store_dir`; private stores are 0700 directories of 0600 files."""
+def _place(temp: Path, target: Path, *, new: bool) -> None:
+    """Give a written temp file its name. A new memory never replaces a file: between the store's "exists
+    already" check and this moment another process may have written the same id (`--id`, an import, a minted
+    id), and os.replace would drop that memory without a word. A hard link fails instead."""
+    if not new:
+        os.replace(temp, target)
+        return
+    try:
+        os.link(temp, target)
+    except FileExistsError:
+        raise ValidationError(f"a memory with id {target.stem!r} exists already (written a moment ago)") from None
+    except OSError:
+        os.replace(temp, target)  # a file system without hard links: as before
+        return
+    os.unlink(temp)
+
+
+def write_memory(store_dir: Path, memory: Memory, *, private: bool, new: bool = False) -> Path:
+    """Atomically write `memory` into `store_dir`; private stores are 0700 directories of 0600 files.
+
+    `new`: the id must be free (ValidationError if another writer took it meanwhile)."""
     if private:
         ensure_private_dir(store_dir)
     else:
@@ -79,7 +95,7 @@ def write_memory(store_dir: Path, memory: Memory, *, private: bool) -> Path:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temp, target)
+        _place(temp, target, new=new)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
@@ -87,7 +103,7 @@ def write_memory(store_dir: Path, memory: Memory, *, private: bool) -> Path:
     return target
 
 
-def write_memories(items: list[tuple[Path, Memory, bool]]) -> None:
+def write_memories(items: list[tuple[Path, Memory, bool]], *, new: bool = False) -> None:
     """Write many memories with one flush: all temp files, one os.sync(), then the renames.
 
     The same guarantee as write_memory (a crash leaves each file old or new, never partial) at the cost of
@@ -106,7 +122,7 @@ def write_memories(items: list[tuple[Path, Memory, bool]]) -> None:
                 handle.write(to_toml(memory).encode("utf-8"))
         os.sync()
         for temp, target in staged:
-            os.replace(temp, target)
+            _place(temp, target, new=new)
     except BaseException:
         for temp, _ in staged:
             temp.unlink(missing_ok=True)
@@ -126,39 +142,6 @@ def fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-@dataclass(frozen=True)
-class FileEntry:
-    """What the index remembers of a file to know whether it changed, without reading it."""
-
-    name: str
-    mtime_ns: int
-    size: int
-    inode: int
-
-    def signature(self) -> list[int]:
-        return [self.mtime_ns, self.size, self.inode]
-
-
-def scan_dir(store_dir: Path) -> Iterator[FileEntry]:
-    """The memory files of a directory with their stat signatures (temp files and others left out)."""
-    try:
-        entries = os.scandir(store_dir)
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    with entries:
-        for entry in entries:
-            name = entry.name
-            if not name.endswith(SUFFIX) or name.startswith(TEMP_PREFIX) or name.startswith("."):
-                continue
-            try:
-                stat = entry.stat()
-            except OSError:
-                continue
-            if not entry.is_file():
-                continue
-            yield FileEntry(name, stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
 def iter_memories(store_dir: Path) -> Iterator[Memory | CorruptMemoryFile]:

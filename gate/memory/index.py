@@ -2,8 +2,8 @@
 
 Freshness is cheap to check: the index keeps the mtime of each store directory (`dirs.json`), so the hot
 path pays three stat calls. Only when a directory changed does it look at that directory's files, compare
-stat signatures with `files.json`, and re-index what differs. A directory whose mtime is younger than
-RACY_WINDOW_NS is not trusted (a second write in the same clock tick would not move it) and is checked
+stat signatures with `files.json`, and re-index what differs. A directory whose mtime is too young to vouch
+for its listing (gate/memory/scan.py: a second write in the same clock tick would not move it) is checked
 again next time. In-place edits that leave the directory untouched are caught by the CLI's deep check
 (every file's signature) and by `gate reindex`.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import tantivy
 
+from gate.memory.scan import settled
 from gate.paths import ProjectPaths, ensure_private_dir
 from gate.textproc import ANALYZER_NAME, analyzer, expand_identifiers
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from gate.memory.model import Memory
 
 SCHEMA_VERSION = 2
-RACY_WINDOW_NS = 1_000_000_000
 WRITER_HEAP = 15_000_000
 SCOPES_INDEXED = ("private", "team", "user")
 
@@ -244,7 +244,7 @@ class MemoryIndex:
 
     def _scope_differs(self, scope: str, files_state: dict[str, Any], dirs_state: dict[str, Any]) -> bool:
         """Whether any file of the scope differs from the manifest; records the directory's settled mtime."""
-        from gate.memory.files import scan_dir
+        from gate.memory.scan import scan_dir
 
         directory = self.store_dirs[scope]
         mtime = _dir_mtime(directory)
@@ -256,8 +256,7 @@ class MemoryIndex:
             known[name][:3] != entry.signature() for name, entry in current.items()
         ):
             return True
-        settled = mtime is None or time.time_ns() - mtime > RACY_WINDOW_NS
-        dirs_state[scope] = {"path": str(directory), "mtime_ns": mtime if settled else -1}
+        dirs_state[scope] = {"path": str(directory), "mtime_ns": mtime if settled(mtime) else -1}
         return False
 
     def _catch_up_scope(
@@ -268,7 +267,8 @@ class MemoryIndex:
         dirs_state: dict[str, Any],
         report: CatchUp,
     ) -> None:
-        from gate.memory.files import CorruptMemoryFile, read_memory, scan_dir  # only when something changed
+        from gate.memory.files import CorruptMemoryFile, read_memory  # only when something changed
+        from gate.memory.scan import scan_dir
 
         directory = self.store_dirs[scope]
         # Stat the directory BEFORE listing it: a write after this moment moves the mtime past what we record.
@@ -304,8 +304,7 @@ class MemoryIndex:
             report.added += 1
             updated[name] = [*entry.signature(), memory.id]
         files_state[scope] = updated
-        settled = mtime is None or time.time_ns() - mtime > RACY_WINDOW_NS
-        dirs_state[scope] = {"path": str(directory), "mtime_ns": mtime if settled else -1}
+        dirs_state[scope] = {"path": str(directory), "mtime_ns": mtime if settled(mtime) else -1}
         report.changed_dirs.append(scope)
 
     def rebuild(self) -> CatchUp:

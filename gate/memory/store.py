@@ -120,12 +120,12 @@ class Store:
                     f"link {link.type}:{link.target} points at no memory", hint="`gate list` shows the ids"
                 )
 
-    def _write(self, memory: Memory) -> Path:
+    def _write(self, memory: Memory, *, new: bool = False) -> Path:
         store_dir = self.paths.store_for_scope(memory.scope)
         private = memory.scope != "team"
         if memory.scope == "private":
             self._mark_project()
-        return write_memory(store_dir, memory, private=private)
+        return write_memory(store_dir, memory, private=private, new=new)
 
     def _mark_project(self) -> None:
         marker = self.paths.project_marker
@@ -145,7 +145,7 @@ class Store:
             memory.anchors = self.anchor_hashes(memory.paths)
         self._check(memory, new=True)
         superseded = [self.get(old_id) for old_id in old_ids]
-        self._write(memory)
+        self._write(memory, new=True)  # fails, rather than replace, if the id was taken since _check
         for old in superseded:
             if old.status == "active":
                 old.status = "superseded"
@@ -223,7 +223,7 @@ class Store:
                     )
         if any(m.scope == "private" for m in parsed):
             self._mark_project()
-        write_memories([(self.paths.store_for_scope(m.scope), m, m.scope != "team") for m in parsed])
+        write_memories([(self.paths.store_for_scope(m.scope), m, m.scope != "team") for m in parsed], new=True)
         self.catch_up()
         return [m.id for m in parsed]
 

@@ -121,7 +121,7 @@ def assert_wired(data: dict[str, Any], python: str = sys.executable) -> None:
         (entry,) = group["hooks"]
         assert entry["type"] == "command"
         assert entry["timeout"] == spec.timeout
-        assert shlex.split(entry["command"], comments=True) == [python, "-P", "-m", "gate.hook"]
+        assert shlex.split(entry["command"], comments=True) == [python, "-P", "-c", "from gate.hook import main; main()"]
 
 
 @pytest.fixture(autouse=True)

@@ -20,27 +20,47 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-def _coerce(key: str, raw: Any) -> Any:
-    default = DEFAULTS[key]
-    if isinstance(default, bool):
-        if isinstance(raw, bool):
-            return raw
+def to_bool(raw: Any) -> bool:
+    """on/off as people write it (true, false, yes, no, on, off, 1, 0; empty is off)."""
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, int | str):
         text = str(raw).strip().lower()
         if text in _TRUE:
             return True
         if text in _FALSE:
             return False
-        raise ValueError(f"{key}: expected on/off, got {raw!r}")
-    if isinstance(default, int):
-        if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
-            raise ValueError(f"{key}: expected a whole number, got {raw!r}")
+    raise ValueError(f"expected on/off (true, false, yes, no, 1, 0), got {raw!r}")
+
+
+def to_int(raw: Any) -> int:
+    """A whole number: an int, a float with nothing after the point, or text of digits."""
+    if isinstance(raw, bool):
+        raise ValueError(f"expected a whole number, got {raw!r}")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    if isinstance(raw, str):
         try:
-            value = int(raw)
-        except (TypeError, ValueError):
-            raise ValueError(f"{key}: expected a whole number, got {raw!r}") from None
-        if value < 0:
-            raise ValueError(f"{key}: expected zero or more, got {value}")
-        return value
+            return int(raw)
+        except ValueError:
+            pass
+    raise ValueError(f"expected a whole number, got {raw!r}")
+
+
+def _coerce(key: str, raw: Any) -> Any:
+    default = DEFAULTS[key]
+    try:
+        if isinstance(default, bool):
+            return to_bool(raw)
+        if isinstance(default, int):
+            value = to_int(raw)
+            if value < 0:
+                raise ValueError(f"expected zero or more, got {value}")
+            return value
+    except ValueError as error:
+        raise ValueError(f"{key}: {error}") from None
     return raw
 
 

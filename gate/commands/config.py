@@ -24,37 +24,11 @@ from gate.defaults import DEFAULTS, LOCATION_KEYS
 from gate.errors import GateError
 from gate.errors import ValidationError as GateValidationError
 from gate.paths import ProjectPaths, user_config_file, user_dirs
+from gate.settings import to_bool, to_int
 
-_TRUE = frozenset({"1", "true", "yes", "on"})
-# An empty value counts as off, as in gate.settings: `GATE_WRITEBACK=` reads as "nothing", i.e. disabled.
-_FALSE = frozenset({"0", "false", "no", "off", ""})
-
-
-def _to_bool(raw: Any) -> Any:
-    if isinstance(raw, bool):
-        return raw
-    if isinstance(raw, int | str):
-        text = str(raw).strip().lower()
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-    raise ValueError(f"expected on/off (true, false, yes, no, 1, 0), got {raw!r}")
-
-
-def _to_int(raw: Any) -> Any:
-    if isinstance(raw, bool):
-        raise ValueError(f"expected a whole number, got {raw!r}")
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float) and raw.is_integer():
-        return int(raw)
-    if isinstance(raw, str):
-        try:
-            return int(raw)
-        except ValueError:
-            pass
-    raise ValueError(f"expected a whole number, got {raw!r}")
+# One parser for both loaders: the hooks' stdlib loader (gate.settings) and this pydantic model.
+_to_bool = to_bool
+_to_int = to_int
 
 
 def _field_type(default: Any) -> Any:

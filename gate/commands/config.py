@@ -24,20 +24,16 @@ from gate.defaults import DEFAULTS, LOCATION_KEYS
 from gate.errors import GateError
 from gate.errors import ValidationError as GateValidationError
 from gate.paths import ProjectPaths, user_config_file, user_dirs
-from gate.settings import to_bool, to_int
-
-# One parser for both loaders: the hooks' stdlib loader (gate.settings) and this pydantic model.
-_to_bool = to_bool
-_to_int = to_int
+from gate.settings import to_bool, to_int  # one parser for both loaders: hooks and this model
 
 
 def _field_type(default: Any) -> Any:
     """The validated type of a setting, from its default (defaults.py is the one list of settings)."""
     if isinstance(default, bool):
-        return Annotated[bool, BeforeValidator(_to_bool)]
+        return Annotated[bool, BeforeValidator(to_bool)]
     if isinstance(default, int):
         # Every whole-number setting is a count, a budget, a size or an age: none can be negative.
-        return Annotated[int, BeforeValidator(_to_int), Field(ge=0)]
+        return Annotated[int, BeforeValidator(to_int), Field(ge=0)]
     return type(default)
 
 
@@ -118,7 +114,7 @@ def _check_keys(layer: Layer, is_project: bool) -> None:
 
 def _validators() -> dict[str, Callable[[Any], Any]]:
     return {
-        key: (_to_bool if isinstance(value, bool) else _to_int if isinstance(value, int) else lambda raw: raw)
+        key: (to_bool if isinstance(value, bool) else to_int if isinstance(value, int) else lambda raw: raw)
         for key, value in DEFAULTS.items()
     }
 

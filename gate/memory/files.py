@@ -17,6 +17,10 @@ from gate.memory.model import Memory
 from gate.memory.scan import SUFFIX, TEMP_PREFIX, scan_dir
 from gate.paths import ensure_private_dir
 
+# A valid memory (title and body within their limits) is far smaller; a bigger file — pulled into the team store
+# by mistake or on purpose — is not parsed and indexed, where every recall that hit it would pay for it.
+MAX_FILE_BYTES = 1_000_000
+
 
 class CorruptMemoryFile(GateError):
     def __init__(self, path: Path, reason: str) -> None:
@@ -33,6 +37,8 @@ def read_memory(path: Path) -> Memory:
     """Parse one memory file; CorruptMemoryFile on anything that is not a valid memory."""
     try:
         with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
+                raise CorruptMemoryFile(path, f"larger than {MAX_FILE_BYTES} bytes: not a memory")
             data = tomllib.load(handle)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise CorruptMemoryFile(path, f"not valid TOML ({error})") from error

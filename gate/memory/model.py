@@ -18,6 +18,8 @@ __all__ = ["KINDS", "LINK_TYPES", "SCOPES", "SOURCES", "STATUSES", "Link", "Memo
 
 ID_PATTERN = re.compile(r"^[a-z0-9-]{3,40}$")
 TITLE_MAX = 160
+# A memory is one fact with its why/where/how: ~25k tokens is far beyond any; the hooks analyze each hit's body.
+BODY_MAX = 100_000
 
 
 def now_iso() -> str:
@@ -119,6 +121,11 @@ class Memory:
             raise ValidationError(
                 f"title is {len(title)} characters; at most {TITLE_MAX}",
                 hint="keep the fact in the title short and put the details in --body",
+            )
+        if len(self.body) > BODY_MAX:
+            raise ValidationError(
+                f"body is {len(self.body)} characters; at most {BODY_MAX}",
+                hint="a memory is one fact: keep what matters and point to the file or document for the rest",
             )
         if self.scope not in SCOPES:
             raise ValidationError(f"unknown scope {self.scope!r}", hint=f"scopes: {', '.join(SCOPES)}")

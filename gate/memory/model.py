@@ -18,8 +18,8 @@ __all__ = ["KINDS", "LINK_TYPES", "SCOPES", "SOURCES", "STATUSES", "Link", "Memo
 
 ID_PATTERN = re.compile(r"^[a-z0-9-]{3,40}$")
 TITLE_MAX = 160
-# A memory is one fact with its why/where/how: ~25k tokens is far beyond any; the hooks analyze each hit's body.
-BODY_MAX = 100_000
+# A memory is one fact with its why/where/how: ~50k tokens is far beyond any; the hooks analyze each hit's body.
+BODY_MAX = 200_000
 
 
 def now_iso() -> str:

@@ -640,3 +640,37 @@ def test_remember_with_unusable_anchor_paths(project: Path, gate: Callable[..., 
     code, out, err = gate("show", json.loads(out)["id"], "--json")
     assert code == 0, err
     assert json.loads(out)["anchors"] == {}
+
+
+# --- oversized memories ---------------------------------------------------------------------------------------------
+def test_oversized_memories_are_refused_and_a_huge_pulled_file_does_not_slow_the_hooks(
+    project: Path, gate: Callable[..., tuple[int, str, str]]
+) -> None:
+    """A 10 MB body is no memory: refused at write. A 20 MB file pulled into the team store (by mistake or on
+    purpose) is skipped as corrupt: before, every recall that hit it took seconds and hundreds of MB."""
+    import tomli_w
+
+    code, out, err = gate("remember", "Reserve waterfall with a giant body", "--body", "-",
+                          stdin="reserve waterfall detail " * 400_000)
+    assert code == 2 and "body" in err
+    code, out, err = gate("remember", "Reserve waterfall triggers at 30 days", "--kind", "decision", "--json")
+    assert code == 0, err
+    kept = json.loads(out)["id"]
+    team = project / ".gate" / "memories"
+    team.mkdir(parents=True)
+    record = {"id": "team-huge", "kind": "gotcha", "title": "Reserve waterfall huge note", "status": "active",
+              "scope": "team", "source": "agent", "project": "", "created": "2025-01-01T00:00:00Z",
+              "updated": "2025-01-01T00:00:00Z", "session": "", "tags": [], "paths": [], "triggers": [],
+              "body": "reserve waterfall detail " * 800_000}
+    (team / "team-huge.toml").write_text(tomli_w.dumps(record))
+    for n in range(3):
+        event = {"session_id": f"huge-{n}", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+                 "prompt": "How does the reserve waterfall trigger?"}
+        raw = encode(event, True)
+        run = run_well_formed(raw)
+        answer = check_answer(raw, run, budget=3.0 if n == 0 else 1.0)
+        assert answer is not None
+        context = answer["hookSpecificOutput"]["additionalContext"]
+        assert kept in context and "team-huge" not in context
+    code, out, err = gate("reindex")
+    assert code == 0 and "team-huge" in err  # reported as skipped, not fatal

@@ -674,3 +674,21 @@ def test_oversized_memories_are_refused_and_a_huge_pulled_file_does_not_slow_the
         assert kept in context and "team-huge" not in context
     code, out, err = gate("reindex")
     assert code == 0 and "team-huge" in err  # reported as skipped, not fatal
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file", "empty"])
+def test_unusable_gate_home_fails_open_quietly(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               where: str) -> None:
+    """State that cannot be written (a file where a directory should be, a full or read-only disk) costs the
+    user the gates for that event, never the prompt: exit 0, nothing on stdout, no traceback."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    home = {"a file": str(blocker), "under a file": str(blocker / "home"), "empty": ""}[where]
+    monkeypatch.setenv("GATE_HOME", home)
+    monkeypatch.setenv("HOME", str(blocker))  # the platform default under HOME is unusable too
+    for name in ("UserPromptSubmit", "Stop", "SessionStart", "PreCompact", "PreToolUse"):
+        event = {"session_id": "no-home", "cwd": str(project), "hook_event_name": name, "prompt": TOPICAL[0],
+                 "stop_hook_active": False, "last_assistant_message": "I fixed it; the cause was ROUND_UP.",
+                 "tool_name": "Read", "tool_input": {"file_path": "src/ledger.py"}}
+        run = run_in_process(encode(event, True))
+        assert (run.code, run.out, run.err) == (0, b"", b"")

@@ -192,23 +192,28 @@ class MemoryIndex:
             delay = min(delay * 2, 0.2)
 
     # --- catching up --------------------------------------------------------------------------------------------
-    def catch_up(self, *, wait_seconds: float = 0.0, deep: bool = False) -> CatchUp:
+    def catch_up(
+        self, *, wait_seconds: float = 0.0, deep: bool = False, written: tuple[str, ...] = ()
+    ) -> CatchUp:
         """Bring the index level with the files. `deep` compares every file, not just changed directories.
 
         Looking is lock-free; only when a file really differs does it take the writer (and look again under
-        it, since another process may have caught up in between)."""
+        it, since another process may have caught up in between). `written` names scopes the caller has
+        just written to: they certainly differ, so the lock-free look is skipped for them."""
         report = CatchUp()
         if self.exists():
             stale = list(SCOPES_INDEXED) if deep else self.stale_scopes()
+            stale += [scope for scope in written if scope not in stale]
             if not stale:
                 return report
-            files_state = _read_json(self._files_file).get("scopes", {})
-            dirs_state = _read_json(self._dirs_file).get("dirs", {})
-            settled_dirs = dict(dirs_state)
-            if not any(self._scope_differs(scope, files_state, settled_dirs) for scope in stale):
-                if settled_dirs != dirs_state:
-                    _write_json(self._dirs_file, {"version": SCHEMA_VERSION, "dirs": settled_dirs})
-                return report
+            if not written:
+                files_state = _read_json(self._files_file).get("scopes", {})
+                dirs_state = _read_json(self._dirs_file).get("dirs", {})
+                settled_dirs = dict(dirs_state)
+                if not any(self._scope_differs(scope, files_state, settled_dirs) for scope in stale):
+                    if settled_dirs != dirs_state:
+                        _write_json(self._dirs_file, {"version": SCHEMA_VERSION, "dirs": settled_dirs})
+                    return report
         else:
             stale = list(SCOPES_INDEXED)
         try:

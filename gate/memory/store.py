@@ -53,6 +53,7 @@ class Store:
     def __init__(self, paths: ProjectPaths) -> None:
         self.paths = paths
         self.index = MemoryIndex(paths)
+        self._written: set[str] = set()
 
     @classmethod
     def for_cwd(cls, project: str | None = None) -> Store:
@@ -125,6 +126,7 @@ class Store:
         private = memory.scope != "team"
         if memory.scope == "private":
             self._mark_project()
+        self._written.add(memory.scope)
         return write_memory(store_dir, memory, private=private, new=new)
 
     def _mark_project(self) -> None:
@@ -229,7 +231,9 @@ class Store:
 
     # --- index --------------------------------------------------------------------------------------------------
     def catch_up(self, *, deep: bool = False) -> CatchUp:
-        return self.index.catch_up(wait_seconds=WRITER_WAIT_SECONDS, deep=deep)
+        """Index what changed; the scopes this Store wrote to are known to have changed (no second look)."""
+        written, self._written = tuple(sorted(self._written)), set()
+        return self.index.catch_up(wait_seconds=WRITER_WAIT_SECONDS, deep=deep, written=written)
 
     def reindex(self) -> CatchUp:
         return self.index.rebuild()

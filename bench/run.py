@@ -83,7 +83,8 @@ class Gate:
 
     @property
     def hook(self) -> list[str]:
-        return [self.python, "-m", "gate.hook"]
+        """The command exactly as `gate install` wires it (gate/install/wiring.py), marker aside."""
+        return [self.python, "-P", "-c", "from gate.hook import main; main()"]
 
     def env(self, home: Path, project: Path) -> dict[str, str]:
         """The child environment: a temp GATE_HOME, no other GATE_* (GATE_WRITEBACK unset, so Stop evaluates),

@@ -4,6 +4,7 @@ the log rotates to audit.jsonl.1 (one generation kept)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -91,15 +92,33 @@ def redact(record: dict[str, Any], sources: list[str] | tuple[str, ...] = ()) ->
     return _redact_value(record, frozenset(pieces))
 
 
-def _append(path: Path, line: str, max_bytes: int) -> None:
-    ensure_private_dir(path.parent)
+def _open(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+
+def _rotate(path: Path, fd: int) -> int:
+    """Rename the full log to .1 — once. Two hooks may both find it full; without the flock and the inode check
+    the second renamed the fresh file over .1 and a whole generation of lines was lost. Returns an fd on the
+    file that now has the name."""
     try:
-        if max_bytes and path.stat().st_size > max_bytes:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        current = os.stat(path)
+        mine = os.fstat(fd)
+        if (current.st_ino, current.st_dev) == (mine.st_ino, mine.st_dev):  # nobody rotated it meanwhile
             os.replace(path, path.with_name(path.name + ".1"))
     except FileNotFoundError:
-        pass
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        pass  # renamed a moment ago, the new file not yet created: ours will be
+    finally:
+        os.close(fd)  # releases the flock
+    return _open(path)
+
+
+def _append(path: Path, line: str, max_bytes: int) -> None:
+    ensure_private_dir(path.parent)
+    fd = _open(path)
     try:
+        if max_bytes and os.fstat(fd).st_size > max_bytes:
+            fd = _rotate(path, fd)
         os.write(fd, line.encode("utf-8", "replace"))
     finally:
         os.close(fd)

@@ -343,3 +343,38 @@ def test_writers_racing_for_one_id_never_lose_a_memory_silently(project: Path, g
         assert set(codes) <= {0, 2}  # the others: "exists already"
         assert store.get(f"same-{n}").title == f"Written by writer {winners[0]}"
     report({"same_id_rounds": rounds, "writers_per_round": 6})
+
+
+# --- audit rotation under racing writers ----------------------------------------------------------------------------
+ROTATE = r'''
+import sys, time
+from gate.session.audit import write_audit
+start, writer, count, limit = float(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+while time.time() < start:
+    pass
+for n in range(count):
+    write_audit({"session": f"w{writer}", "event": "Stop", "reason": "X", "n": n, "pad": "x" * 100}, limit)
+'''
+
+
+@pytest.mark.slow
+def test_audit_rotation_under_racing_writers_keeps_a_whole_generation(project: Path) -> None:
+    """Past its size limit the audit rotates to audit.jsonl.1. Two writers finding it full at once both
+    renamed: the second moved the fresh, nearly empty file over .1 and a whole generation was lost."""
+    from gate.paths import audit_log_file
+
+    limit = 20_000
+    rounds = int(os.environ.get("GATE_ROTATION_ROUNDS", "4"))
+    for n in range(rounds):
+        for path in (audit_log_file(), audit_log_file().with_name("audit.jsonl.1")):
+            path.unlink(missing_ok=True)
+        start = time.time() + 1.0
+        procs = [subprocess.Popen([sys.executable, "-c", ROTATE, str(start), str(w), "2000", str(limit)])
+                 for w in range(8)]
+        for proc in procs:
+            assert proc.wait(timeout=240) == 0
+        rotated = audit_log_file().with_name("audit.jsonl.1")
+        for path in (audit_log_file(), rotated):
+            assert all(isinstance(json.loads(line), dict) for line in path.read_text().splitlines())
+        assert rotated.stat().st_size > limit, f"round {n}: the rotated generation holds {rotated.stat().st_size} B"
+    report({"rotation_rounds": rounds, "rotation_writers": 8, "lines_per_writer": 2000})

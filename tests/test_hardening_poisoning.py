@@ -184,8 +184,11 @@ def test_session_start_context_keeps_its_framing(project: Path, poisoned: dict[s
     delivered = last_audit()["delivered"]
     assert "team-created" in delivered and "team-task" in delivered
     check_framing(text, "session_start", "MEMORY:", delivered)
-    line = next(line for line in text.split("\n") if line.startswith("- team-created · "))
+    lines = text.split("\n")
+    line = next(line for line in lines if line.startswith("- team-created · "))
     assert "[team]" in line
+    recall = load_rules("messages")["recall"]
+    assert recall["provenance_agent"] in lines or recall["provenance_mixed"] in lines  # data, with provenance
 
 
 def test_a_team_file_that_claims_to_be_private_is_still_team(project: Path, poisoned: dict[str, str]) -> None:

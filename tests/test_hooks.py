@@ -252,3 +252,19 @@ def test_bad_setting_costs_one_setting_not_the_gates(project: Path, seeded, hook
     assert seeded["waterfall"] in context_of(out, "UserPromptSubmit")
     log = error_log_file().read_text()
     assert "writeback_cap" in log and "recall_budget_tokens" in log
+
+
+def test_startup_prunes_old_ledgers_with_their_locks(project: Path, hook: Hook) -> None:
+    import os
+    import time
+
+    from gate.paths import sessions_dir
+
+    hook(event(project, "SessionStart", session="old-session", source="startup"))
+    old = sessions_dir() / "old-session.json"
+    assert old.exists() and (sessions_dir() / "old-session.lock").exists()
+    month_ago = time.time() - 30 * 86400
+    os.utime(old, (month_ago, month_ago))
+    hook(event(project, "SessionStart", session="new-session", source="startup"))
+    assert not old.exists() and not (sessions_dir() / "old-session.lock").exists()
+    assert (sessions_dir() / "new-session.json").exists()

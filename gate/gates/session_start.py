@@ -10,7 +10,7 @@ from __future__ import annotations
 from gate.gates.anchors import at_session_start, cue_items, provenance_note
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.render import budget_chars, fit, gate_command, index_line
-from gate.session.ledger import Ledger
+from gate.session.ledger import Ledger, clean_old_ledgers
 from gate.session.mute import muted_by
 
 STANDING_LIMIT = 50
@@ -40,6 +40,8 @@ def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
         ledger.rearm()
     elif source in ("startup", "clear"):
         ledger.force_shift = "session"
+    if source == "startup":  # once a session, not per prompt: prune ledgers of long-gone sessions
+        clean_old_ledgers(float(ctx.settings.get("ledger_max_age_days", 14)))
     if ledger.muted or muted_by(ctx.paths, False):
         return Outcome("skipped", "SKIP_MUTED", gate="session_start")
     directives, tasks = standing_memories(ctx)

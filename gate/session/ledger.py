@@ -183,18 +183,28 @@ def read_ledger(session_id: str) -> Ledger | None:
 
 
 def clean_old_ledgers(max_age_days: float) -> int:
-    """Remove ledgers (and their lock files) untouched for longer than max_age_days."""
+    """Remove ledgers untouched for longer than max_age_days, with their lock files.
+
+    A lock file's mtime never moves (it is only flock'd), so it goes with its ledger, never on its own age:
+    deleting the lock of a live session would let two hooks lock two different files."""
     cutoff = time.time() - max_age_days * 86400
     removed = 0
     try:
-        entries = list(os.scandir(sessions_dir()))
+        entries = {entry.name: entry for entry in os.scandir(sessions_dir())}
     except FileNotFoundError:
         return 0
-    for entry in entries:
+    for name, entry in entries.items():
         try:
-            if entry.stat().st_mtime < cutoff:
+            if entry.stat().st_mtime >= cutoff:
+                continue
+            if name.endswith(".json"):
                 os.unlink(entry.path)
-                removed += entry.name.endswith(".json")
+                removed += 1
+                lock = entries.get(name[: -len(".json")] + ".lock")
+                if lock is not None:
+                    os.unlink(lock.path)
+            elif name.endswith(".tmp"):
+                os.unlink(entry.path)  # left by a hook killed between write and rename
         except OSError:
             continue
     return removed

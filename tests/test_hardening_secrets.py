@@ -40,6 +40,15 @@ def report(figures: dict[str, Any]) -> None:
             handle.write(json.dumps({"suite": "secrets", **figures}) + "\n")
 
 
+TRIED: dict[str, int] = {"remember_attempts_refused": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_attempts() -> Any:
+    yield
+    report(dict(TRIED))
+
+
 def one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -101,6 +110,7 @@ def test_corpus_refused_by_remember_everywhere(kind: str, project: Path, gate: G
         for args, stdin in attempts:
             code, out, err = gate(*args, stdin=stdin)
             tried += 1
+            TRIED["remember_attempts_refused"] += 1
             assert code != 0, f"{kind} stored via {args[2:4]}"
             assert "secret" in err or "longer than" in err, err  # a PEM block is also too long for a trigger
             assert out == ""

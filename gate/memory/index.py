@@ -313,12 +313,29 @@ class MemoryIndex:
         report.changed_dirs.append(scope)
 
     def rebuild(self) -> CatchUp:
-        """Throw the index away and build it again from the files (`gate reindex`)."""
+        """Build the index again from every file (`gate reindex`), in place: all documents replaced in one
+        commit under the writer lock, so hooks and writers running meanwhile read the old index until then.
+        (Wiping the directory first pulled it from under them: they failed on a missing meta.json, or found
+        no index and skipped recall.) A damaged or outdated directory is still started over, by _open."""
+        report = CatchUp()
         writer = self._writer(30.0)
-        writer.rollback()
-        writer.wait_merging_threads()
-        self._wipe()
-        return self.catch_up(wait_seconds=30.0)
+        try:
+            writer.garbage_collect_files()
+            writer.delete_all_documents()
+            files_state: dict[str, dict[str, list[Any]]] = {}
+            dirs_state: dict[str, Any] = {}
+            for scope in SCOPES_INDEXED:
+                self._catch_up_scope(scope, writer, files_state, dirs_state, report)
+            writer.commit()
+            writer.wait_merging_threads()
+            writer = None
+            _write_json(self._files_file, {"version": SCHEMA_VERSION, "scopes": files_state})
+            _write_json(self._dirs_file, {"version": SCHEMA_VERSION, "dirs": dirs_state})
+        finally:
+            if writer is not None:
+                writer.rollback()
+                writer.wait_merging_threads()
+        return report
 
     def corrupt_files(self) -> list[tuple[Path, str]]:
         """Files the index could not read, with why (kept in the manifest so they are not re-read each call)."""

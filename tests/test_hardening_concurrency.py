@@ -378,3 +378,67 @@ def test_audit_rotation_under_racing_writers_keeps_a_whole_generation(project: P
             assert all(isinstance(json.loads(line), dict) for line in path.read_text().splitlines())
         assert rotated.stat().st_size > limit, f"round {n}: the rotated generation holds {rotated.stat().st_size} B"
     report({"rotation_rounds": rounds, "rotation_writers": 8, "lines_per_writer": 2000})
+
+
+# --- gate reindex while the store is in use -------------------------------------------------------------------------
+REINDEX_WORKER = r'''
+import io, json, sys, time
+from contextlib import redirect_stderr, redirect_stdout
+from gate.cli import main
+import gate.hook, gate.commands.reindex, gate.commands.remember
+role, project, start, deadline, worker, out = sys.argv[1:7]
+start, deadline = float(start), float(deadline)
+results = open(out, "a", encoding="utf-8")
+while time.time() < start:
+    pass
+n = 0
+while time.time() < deadline:
+    if role == "hook":
+        event = {"session_id": f"h{worker}-{n}", "cwd": project, "hook_event_name": "UserPromptSubmit",
+                 "prompt": "When does the reserve waterfall probe trigger?"}
+        sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(event).encode()), encoding="utf-8")
+        saved, sys.stdout = sys.stdout, io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        try:
+            gate.hook.main()
+        finally:
+            sys.stdout = saved
+        code = 0
+    else:
+        args = ["reindex"] if role == "reindex" else ["remember", f"w{worker} n{n} reserve waterfall probe"]
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            try:
+                code = main([*args, "--project", project])
+            except Exception as error:
+                code = repr(error)
+    results.write(json.dumps({"role": role, "code": code}) + "\n")
+    results.flush()
+    n += 1
+'''
+
+
+@pytest.mark.slow
+def test_reindex_while_writers_and_hooks_run(project: Path, gate: Gate, tmp_path: Path) -> None:
+    """`gate reindex` wiped the index directory and built it again: writers running meanwhile failed on a
+    missing meta.json, hooks failed open or found no index and skipped recall."""
+    for n in range(10):
+        code, _, err = gate("remember", f"Seed {n} about the reserve waterfall probe", "--kind", "finding")
+        assert code == 0, err
+    start = time.time() + 1.5
+    deadline = start + float(os.environ.get("GATE_REINDEX_SECONDS", "6"))
+    out = tmp_path / "results.jsonl"
+    roles = ["reindex", "writer", "writer", "hook", "hook", "hook"]
+    procs = [subprocess.Popen([sys.executable, "-c", REINDEX_WORKER, role, str(project), str(start), str(deadline),
+                               str(n), str(out)]) for n, role in enumerate(roles)]
+    for proc in procs:
+        assert proc.wait(timeout=240) == 0
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    failed = [r for r in results if r["code"] != 0]
+    assert not failed, failed[:5]
+    runs = Counter(r["role"] for r in results)
+    assert runs["reindex"] >= 2 and runs["writer"] >= 2
+    reasons = Counter(json.loads(line)["reason"] for line in audit_lines())
+    assert reasons["FAILED_OPEN"] == 0 and reasons["SKIP_NO_INDEX"] == 0, reasons
+    code, out_text, _ = gate("reindex", "--check", "--json")
+    assert json.loads(out_text)["consistent"] is True
+    report({"reindex_runs": runs["reindex"], "writes_during_reindex": runs["writer"], "hooks_during_reindex":
+            runs["hook"]})

@@ -310,3 +310,13 @@ def test_read_commands_have_json(gate, command: list[str]) -> None:
     else:
         assert code == 0
         json.loads(out)
+
+
+def test_symlinked_memory_files_are_not_followed(gate, project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_text('id = "m-link"\nkind = "finding"\ntitle = "Planted through a symlink"\n')
+    team = project / ".gate" / "memories"
+    team.mkdir(parents=True)
+    (team / "m-link.toml").symlink_to(outside)
+    ids, _ = search_ids(gate, "planted symlink")
+    assert "m-link" not in ids

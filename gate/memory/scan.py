@@ -57,6 +57,7 @@ def scan_dir(store_dir: Path) -> Iterator[FileEntry]:
                 stat = entry.stat()
             except OSError:
                 continue
-            if not entry.is_file():
+            # Regular files only: a symlink (say, pulled into the team store) could point anywhere.
+            if entry.is_symlink() or not entry.is_file():
                 continue
             yield FileEntry(name, stat.st_mtime_ns, stat.st_size, stat.st_ino)

@@ -121,7 +121,8 @@ def assert_wired(data: dict[str, Any], python: str = sys.executable) -> None:
         (entry,) = group["hooks"]
         assert entry["type"] == "command"
         assert entry["timeout"] == spec.timeout
-        assert shlex.split(entry["command"], comments=True) == [python, "-P", "-c", "from gate.hook import main; main()"]
+        entry_point = "from gate.hook import main; main()"
+        assert shlex.split(entry["command"], comments=True) == [python, "-P", "-c", entry_point]
 
 
 @pytest.fixture(autouse=True)

@@ -221,21 +221,33 @@ class MemoryIndex:
         except IndexBusy:
             report.skipped_busy = True
             return report
+        fresh = not self.exists()
+        files_state = {} if fresh else _read_json(self._files_file).get("scopes", {})
+        dirs_state = {} if fresh else _read_json(self._dirs_file).get("dirs", {})
+        self._apply(writer, stale, files_state, dirs_state, report, start_over=fresh)
+        return report
+
+    def _apply(
+        self,
+        writer: tantivy.IndexWriter,
+        scopes: list[str],
+        files_state: dict[str, Any],
+        dirs_state: dict[str, Any],
+        report: CatchUp,
+        *,
+        start_over: bool,
+    ) -> None:
+        """Under the writer: re-index the scopes, commit if anything changed, then record the manifests."""
         try:
             # A writer killed mid-commit leaves files that meta.json never adopted (a `<segment>.<opstamp>.del`
             # among them); repeating its work would reach the same opstamp, and the commit would fail on
             # FileAlreadyExists every time after. We hold the writer lock: whatever is unreferenced is garbage.
             writer.garbage_collect_files()
-            if not self.exists():
+            if start_over:
                 writer.delete_all_documents()
-                files_state = {}
-                dirs_state = {}
-            else:
-                files_state = _read_json(self._files_file).get("scopes", {})
-                dirs_state = _read_json(self._dirs_file).get("dirs", {})
-            for scope in stale:
+            for scope in scopes:
                 self._catch_up_scope(scope, writer, files_state, dirs_state, report)
-            if report.touched or not self.exists():
+            if report.touched or start_over:
                 writer.commit()
                 writer.wait_merging_threads()
                 writer = None
@@ -245,7 +257,6 @@ class MemoryIndex:
             if writer is not None:
                 writer.rollback()
                 writer.wait_merging_threads()
-        return report
 
     def _scope_differs(self, scope: str, files_state: dict[str, Any], dirs_state: dict[str, Any]) -> bool:
         """Whether any file of the scope differs from the manifest; records the directory's settled mtime."""
@@ -318,23 +329,7 @@ class MemoryIndex:
         (Wiping the directory first pulled it from under them: they failed on a missing meta.json, or found
         no index and skipped recall.) A damaged or outdated directory is still started over, by _open."""
         report = CatchUp()
-        writer = self._writer(30.0)
-        try:
-            writer.garbage_collect_files()
-            writer.delete_all_documents()
-            files_state: dict[str, dict[str, list[Any]]] = {}
-            dirs_state: dict[str, Any] = {}
-            for scope in SCOPES_INDEXED:
-                self._catch_up_scope(scope, writer, files_state, dirs_state, report)
-            writer.commit()
-            writer.wait_merging_threads()
-            writer = None
-            _write_json(self._files_file, {"version": SCHEMA_VERSION, "scopes": files_state})
-            _write_json(self._dirs_file, {"version": SCHEMA_VERSION, "dirs": dirs_state})
-        finally:
-            if writer is not None:
-                writer.rollback()
-                writer.wait_merging_threads()
+        self._apply(self._writer(30.0), list(SCOPES_INDEXED), {}, {}, report, start_over=True)
         return report
 
     def corrupt_files(self) -> list[tuple[Path, str]]:

@@ -93,7 +93,8 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     if not index.exists():
         return Outcome("skipped", "SKIP_NO_INDEX", gate="recall", extra=extra)
     hidden = withheld(ctx)  # expired or not yet due by their own triggers
-    result = search(index, prompt, exclude=set(ledger.delivered) | hidden)
+    max_hits = int(ctx.settings.get("recall_max_hits", 5))
+    result = search(index, prompt, limit=max_hits, exclude=set(ledger.delivered) | hidden)
     query_size = len(result.terms)
     hits = [hit for hit in result.hits if _passes_floor(hit, query_size, floor)]
     for candidate in result.candidates:

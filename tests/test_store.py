@@ -320,3 +320,18 @@ def test_symlinked_memory_files_are_not_followed(gate, project: Path, tmp_path: 
     (team / "m-link.toml").symlink_to(outside)
     ids, _ = search_ids(gate, "planted symlink")
     assert "m-link" not in ids
+
+
+def test_reindex_finishes_a_supersession_interrupted_between_its_two_writes(gate, project: Path) -> None:
+    old = remember(gate, "Deploy window is Tuesday mornings", "--kind", "decision")
+    store = Store.for_cwd(str(project))
+    # as if `remember --supersedes` was killed after writing the new memory, before marking the old one
+    new = Memory(id="m-newwin", kind="decision", title="Deploy window moved to Thursday mornings",
+                 links=[Link("supersedes", old)], project=str(project.resolve()))
+    write_memory(store.paths.private_store, new, private=True)
+    code, out, _ = gate("reindex")
+    assert code == 0
+    code, out, _ = gate("show", old, "--json")
+    assert json.loads(out)["status"] == "superseded"
+    ids, _ = search_ids(gate, "deploy window mornings")
+    assert ids == ["m-newwin"]

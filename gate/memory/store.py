@@ -236,7 +236,27 @@ class Store:
         return self.index.catch_up(wait_seconds=WRITER_WAIT_SECONDS, deep=deep, written=written)
 
     def reindex(self) -> CatchUp:
+        self.settle_supersessions()
         return self.index.rebuild()
+
+    def settle_supersessions(self) -> list[str]:
+        """Mark superseded every active memory that an active memory supersedes.
+
+        `remember --supersedes` writes the new memory, then marks the old one; a crash between the two
+        writes leaves both active. This finishes the second write (run by `gate reindex`)."""
+        memories = {m.id: m for m in self.memories()}
+        settled = []
+        for memory in memories.values():
+            if memory.status != "active":
+                continue
+            for old_id in memory.linked("supersedes"):
+                old = memories.get(old_id)
+                if old is not None and old.status == "active":
+                    old.status = "superseded"
+                    old.updated = now_iso()
+                    self._write(old)
+                    settled.append(old.id)
+        return settled
 
 
 def health(paths: ProjectPaths) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from gate.gates import topic
 from gate.gates.anchors import on_prompt, withheld
 from gate.gates.base import HookContext, Outcome, additional_context
-from gate.memory.search import Hit, search
 from gate.render import budget_chars, clean, fit, gate_command, index_line
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
@@ -18,6 +17,8 @@ from gate.session.transcript import previous_turn
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
     from typing import Any
+
+    from gate.memory.search import Hit
 
 
 def _passes_floor(hit: Hit, query_size: int, floor: dict[str, Any]) -> bool:
@@ -94,6 +95,8 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
         return Outcome("skipped", "SKIP_NO_INDEX", gate="recall", extra=extra)
     hidden = withheld(ctx)  # expired or not yet due by their own triggers
     max_hits = int(ctx.settings.get("recall_max_hits", 5))
+    from gate.memory.search import search  # only on a shift: a follow-up prompt never pays for it
+
     result = search(index, prompt, limit=max_hits, exclude=set(ledger.delivered) | hidden)
     query_size = len(result.terms)
     hits = [hit for hit in result.hits if _passes_floor(hit, query_size, floor)]

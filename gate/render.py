@@ -23,8 +23,9 @@ CHARS_PER_TOKEN = 4
 TITLE_CHARS = 200
 BODY_CHARS = 400
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-_FRAMING = re.compile(r"(?i)(memory\s*(check|search\s*required)|system[-_ ]?reminder|</?\s*(system|memories?)\b)")
+# Compiled on first use (re's own cache), not at import: a silent hook never renders and need not pay for them.
+_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]"
+_FRAMING = r"(?i)(memory\s*(check|search\s*required)|system[-_ ]?reminder|</?\s*(system|memories?)\b)"
 
 
 def budget_chars(tokens: int) -> int:
@@ -33,8 +34,8 @@ def budget_chars(tokens: int) -> int:
 
 def clean(text: str, limit: int) -> str:
     """One line of memory text, safe to place inside gate's framing."""
-    flat = " ".join(_CONTROL.sub(" ", text).split())
-    flat = _FRAMING.sub(lambda m: "«" + m.group(0).replace("<", "").replace(">", "") + "»", flat)
+    flat = " ".join(re.sub(_CONTROL, " ", text).split())
+    flat = re.sub(_FRAMING, lambda m: "«" + m.group(0).replace("<", "").replace(">", "") + "»", flat)
     flat = flat.replace("<", "‹").replace(">", "›")
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import support
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import Transcript
@@ -42,11 +43,7 @@ Gate = Callable[..., tuple[int, str, str]]
 
 
 def report(figures: dict[str, Any]) -> None:
-    print(f"\nconcurrency figures: {figures}")
-    target = os.environ.get("GATE_HARDENING_REPORT")
-    if target:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"suite": "concurrency", **figures}) + "\n")
+    support.report("concurrency", figures)
 
 
 # One script for every worker process: `python -c WORKER ROLE JSON-ARGS`. Hooks run in-process through

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import support
 
 from gate.memory.files import TEMP_PREFIX
 from gate.memory.index import IndexBusy, MemoryIndex
@@ -42,11 +43,7 @@ Gate = Callable[..., tuple[int, str, str]]
 
 
 def report(figures: dict[str, Any]) -> None:
-    print(f"\ncrash figures: {figures}")
-    target = os.environ.get("GATE_HARDENING_REPORT")
-    if target:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"suite": "crash", **figures}) + "\n")
+    support.report("crash", figures)
 
 
 def body_of(token: str) -> str:

@@ -11,7 +11,6 @@ or a memory, memories carry their provenance, and a pulled team memory is labell
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import support
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import Transcript
@@ -85,18 +85,7 @@ def poisoned(project: Path, gate: Gate) -> dict[str, str]:
 
 
 def run_hook(event: dict[str, Any]) -> dict[str, Any] | None:
-    import gate.hook
-
-    buffer = io.BytesIO()
-    stdout = io.TextIOWrapper(buffer, encoding="utf-8", write_through=True)
-    saved = sys.stdin, sys.stdout
-    sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(event).encode()), encoding="utf-8")
-    sys.stdout = stdout
-    try:
-        assert gate.hook.main() == 0
-    finally:
-        sys.stdin, sys.stdout = saved
-    text = buffer.getvalue().decode()
+    text = support.hook_in_process(event)
     return json.loads(text) if text else None
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import support
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import Transcript
@@ -33,11 +34,7 @@ Gate = Callable[..., tuple[int, str, str]]
 
 
 def report(figures: dict[str, Any]) -> None:
-    print(f"\nsecrets figures: {figures}")
-    target = os.environ.get("GATE_HARDENING_REPORT")
-    if target:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"suite": "secrets", **figures}) + "\n")
+    support.report("secrets", figures)
 
 
 TRIED: dict[str, int] = {"remember_attempts_refused": 0}
@@ -158,20 +155,7 @@ def test_benign_text_is_accepted(project: Path, gate: Gate) -> None:
 
 # --- secrets passing through the hooks ----------------------------------------------------------------------------
 def run_hook(event: dict[str, Any]) -> str:
-    import io
-
-    import gate.hook
-
-    buffer = io.BytesIO()
-    stdout = io.TextIOWrapper(buffer, encoding="utf-8", write_through=True)
-    saved = sys.stdin, sys.stdout
-    sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(event).encode()), encoding="utf-8")
-    sys.stdout = stdout
-    try:
-        assert gate.hook.main() == 0
-    finally:
-        sys.stdin, sys.stdout = saved
-    return buffer.getvalue().decode()
+    return support.hook_in_process(event)
 
 
 def test_audit_and_error_log_never_hold_a_secret(project: Path, gate: Gate, tmp_path: Path) -> None:

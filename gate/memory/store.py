@@ -67,6 +67,14 @@ class Store:
                 return path
         return None
 
+    def existing_ids(self) -> set[str]:
+        """The ids of every memory file in the project's three stores (names only; no file is read)."""
+        from gate.memory.scan import SUFFIX, scan_dir
+
+        return {
+            entry.name[: -len(SUFFIX)] for scope in SCOPES for entry in scan_dir(self.paths.store_for_scope(scope))
+        }
+
     def get(self, memory_id: str) -> Memory:
         path = self.locate(memory_id)
         if path is None:
@@ -197,6 +205,7 @@ class Store:
         """
         parsed: list[Memory] = []
         seen: set[str] = set()
+        existing = self.existing_ids()  # one listing, not three stats per line (imports run to 100k lines)
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
@@ -208,7 +217,7 @@ class Store:
                 if data.get("id") is not None and not ID_PATTERN.match(str(data["id"])):
                     raise ValidationError(f"invalid id {data['id']!r}")
                 memory = Memory.from_dict(data)
-                if memory.id in seen or self.locate(memory.id) is not None:
+                if memory.id in seen or memory.id in existing:
                     raise ValidationError(f"id {memory.id!r} is not unique")
                 refuse_secrets(text_fields(memory), self.paths.root)
             except (ValueError, ValidationError) as error:
@@ -217,7 +226,7 @@ class Store:
             parsed.append(memory)
         for memory in parsed:
             for link in memory.links:
-                if link.target not in seen and self.locate(link.target) is None:
+                if link.target not in seen and link.target not in existing:
                     raise ValidationError(
                         f"{source_name}: {memory.id} links to {link.target}, which is neither in the input "
                         "nor in the store",

@@ -335,3 +335,23 @@ def test_reindex_finishes_a_supersession_interrupted_between_its_two_writes(gate
     assert json.loads(out)["status"] == "superseded"
     ids, _ = search_ids(gate, "deploy window mornings")
     assert ids == ["m-newwin"]
+
+
+def test_hook_leaves_a_large_missing_index_to_a_background_build(gate, project: Path, monkeypatch) -> None:
+    import shutil
+    import time
+
+    import gate.memory.index as index_module
+
+    for n in range(8):
+        remember(gate, f"Fact number {n} about the billing cron schedule")
+    store = Store.for_cwd(str(project))
+    shutil.rmtree(store.index.dir)  # e.g. the cache was cleared
+    monkeypatch.setattr(index_module, "INLINE_BUILD_FILES", 5)
+    index = index_module.MemoryIndex(store.paths)
+    report = index.catch_up_for_hook()
+    assert report.skipped_busy and not index.exists()  # the hook did not build it inline
+    deadline = time.monotonic() + 60
+    while not index.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert index.exists() and index.num_docs() == 8

@@ -90,7 +90,7 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
         return Outcome("skipped", "SKIP_NO_SHIFT", gate="recall", extra=extra)
     ledger.force_shift = ""
     index = ctx.index
-    index.catch_up(wait_seconds=0.0)
+    index.catch_up_for_hook()
     if not index.exists():
         return Outcome("skipped", "SKIP_NO_INDEX", gate="recall", extra=extra)
     hidden = withheld(ctx)  # expired or not yet due by their own triggers

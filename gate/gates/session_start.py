@@ -19,7 +19,7 @@ STANDING_LIMIT = 50
 def standing_memories(ctx: HookContext) -> tuple[list[dict], list[dict]]:
     """Active directives and open tasks of this project and the user scope, newest first."""
     index = ctx.index
-    index.catch_up(wait_seconds=0.0)
+    index.catch_up_for_hook()
     if not index.exists():
         return [], []
     directives = [r for r in index.by_field("kind", "directive", STANDING_LIMIT) if r["status"] == "active"]

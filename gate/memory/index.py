@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2
 WRITER_HEAP = 15_000_000
 SCOPES_INDEXED = ("private", "team", "user")
+# A hook builds a missing index itself only for stores this small; a larger build (e.g. 100k memories after
+# the cache was cleared) would outlast the hook's timeout on every prompt, so it goes to a detached process.
+INLINE_BUILD_FILES = 2_000
 
 
 class IndexBusy(Exception):
@@ -323,6 +326,49 @@ class MemoryIndex:
         dirs_state[scope] = {"path": str(directory), "mtime_ns": mtime if settled(mtime) else -1}
         report.changed_dirs.append(scope)
 
+    def catch_up_for_hook(self) -> CatchUp:
+        """catch_up, bounded for a hook: a missing index over a large store is built in the background."""
+        if not self.exists() and self._store_files(limit=INLINE_BUILD_FILES) > INLINE_BUILD_FILES:
+            self._spawn_build()
+            report = CatchUp()
+            report.skipped_busy = True
+            return report
+        return self.catch_up(wait_seconds=0.0)
+
+    def _store_files(self, limit: int) -> int:
+        count = 0
+        for directory in self.store_dirs.values():
+            try:
+                with os.scandir(directory) as entries:
+                    for _ in entries:
+                        count += 1
+                        if count > limit:
+                            return count
+            except OSError:
+                continue
+        return count
+
+    def _spawn_build(self) -> None:
+        """Start `python -m gate.memory.index ROOT` detached, unless a build holds the build lock."""
+        import fcntl
+        import subprocess
+        import sys
+
+        try:
+            ensure_private_dir(self.dir)
+            lock_fd = os.open(self.dir / "build.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            finally:
+                os.close(lock_fd)
+            subprocess.Popen(  # detached and silent: Claude Code waits for the hook's stdout to close
+                [sys.executable, "-m", "gate.memory.index", str(self.paths.root)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True,
+            )
+        except OSError:
+            return  # a build is under way (its lock is held), or none can start: the next call tries again
+
     def rebuild(self) -> CatchUp:
         """Build the index again from every file (`gate reindex`), in place: all documents replaced in one
         commit under the writer lock, so hooks and writers running meanwhile read the old index until then.
@@ -386,3 +432,27 @@ class MemoryIndex:
 
     def num_docs(self) -> int:
         return self.searcher().num_docs
+
+
+def main(argv: list[str]) -> int:
+    """The background build a hook starts for a large store: hold the build lock, catch up, exit."""
+    import fcntl
+
+    index = MemoryIndex(ProjectPaths.for_cwd(argv[0]))
+    ensure_private_dir(index.dir)
+    lock_fd = os.open(index.dir / "build.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # another build is at work
+    try:
+        index.catch_up(wait_seconds=120.0)
+    finally:
+        os.close(lock_fd)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

@@ -27,7 +27,7 @@ import pytest
 import support
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
-from cli_transcript import Transcript
+from cli_transcript import fixed_bug_turn
 
 from gate.paths import ProjectPaths, audit_log_file, error_log_file
 from gate.session.ledger import read_ledger
@@ -137,13 +137,7 @@ def collect(procs: list[tuple[subprocess.Popen, Path]], timeout: float) -> list[
 
 
 def fix_transcript(path: Path) -> Path:
-    t = Transcript(cwd=str(path.parent))
-    t.prompt("The ledger totals are off by a cent, fix it")
-    t.tool("Edit", {"file_path": "src/ledger.py", "old_string": "ROUND_UP", "new_string": "ROUND_HALF_EVEN"}, "ok")
-    t.tool("Bash", {"command": "pytest tests/test_ledger.py"}, "1 failed, 11 passed", is_error=True)
-    t.tool("Bash", {"command": "pytest tests/test_ledger.py"}, "12 passed in 0.4s")
-    t.say("The cause was ROUND_UP in total(); I switched it to ROUND_HALF_EVEN and the tests pass now.")
-    path.write_text(t.text())
+    path.write_text(fixed_bug_turn(str(path.parent)).text())
     return path
 
 

@@ -249,17 +249,12 @@ def test_ledger_lock_released_by_death_and_unsaved_state_not_kept(project: Path)
 def test_sigkilled_hooks_leave_whole_audit_lines_and_a_loadable_ledger(project: Path, gate: Gate,
                                                                         tmp_path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).parent / "data"))
-    from cli_transcript import Transcript
+    from cli_transcript import fixed_bug_turn
 
     code, _, err = gate("remember", "Reserve waterfall triggers at 30 days overdue", "--kind", "decision")
     assert code == 0, err
-    t = Transcript(cwd=str(project))
-    t.prompt("The ledger totals are off by a cent, fix it")
-    t.tool("Bash", {"command": "pytest"}, "1 failed", is_error=True)
-    t.tool("Bash", {"command": "pytest"}, "12 passed")
-    t.say("The cause was ROUND_UP in total(); I switched it to ROUND_HALF_EVEN and the tests pass now.")
     transcript = tmp_path / "t.jsonl"
-    transcript.write_text(t.text())
+    transcript.write_text(fixed_bug_turn(str(project)).text())
     rng = random.Random(5)
     for k in range(HOOK_KILLS):
         name = ("Stop", "UserPromptSubmit", "SessionStart", "PreCompact")[k % 4]

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
-from cli_transcript import Transcript
+from cli_transcript import Transcript, fixed_bug_turn
 
 import gate.hook as hook_module
 from gate.paths import audit_log_file, error_log_file
@@ -197,16 +197,7 @@ def world(project: Path, gate: Callable[..., tuple[int, str, str]], tmp_path: Pa
 
 
 def fix_turn(cwd: Path) -> Transcript:
-    t = Transcript(cwd=str(cwd))
-    t.prompt("The ledger totals are off by a cent, fix it")
-    t.noise("attachment").noise("system")
-    t.tool("Read", {"file_path": "src/ledger.py"}, "def total(...): ...")
-    t.tool("Edit", {"file_path": "src/ledger.py", "old_string": "ROUND_UP", "new_string": "ROUND_HALF_EVEN"}, "ok")
-    t.tool("Bash", {"command": "pytest tests/test_ledger.py"}, "1 failed, 11 passed", is_error=True)
-    t.tool("Bash", {"command": "pytest tests/test_ledger.py"}, "12 passed in 0.4s")
-    t.noise("api-request-blob")
-    t.say("The cause was ROUND_UP in total(); I switched it to ROUND_HALF_EVEN and the tests pass now.")
-    return t
+    return fixed_bug_turn(str(cwd))
 
 
 WRONG_SHAPES = [

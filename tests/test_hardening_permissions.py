@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
-from cli_transcript import Transcript
+from cli_transcript import fixed_bug_turn
 
 from gate.defaults import LOCATION_KEYS
 from gate.paths import ProjectPaths, audit_log_file, error_log_file, sessions_dir, user_dirs
@@ -58,13 +58,8 @@ def exercise(project: Path, gate: Gate, tmp_path: Path) -> None:
                  ("Ledger rounding is half-even", "--kind", "gotcha", "--on", "path:src/**")):
         code, _, err = gate("remember", *args)
         assert code == 0, err
-    t = Transcript(cwd=str(project))
-    t.prompt("The ledger totals are off by a cent, fix it")
-    t.tool("Bash", {"command": "pytest"}, "1 failed", is_error=True)
-    t.tool("Bash", {"command": "pytest"}, "12 passed")
-    t.say("The cause was ROUND_UP in total(); I switched it to ROUND_HALF_EVEN and the tests pass now.")
     transcript = tmp_path / "t.jsonl"
-    transcript.write_text(t.text())
+    transcript.write_text(fixed_bug_turn(str(project)).text())
     base = {"session_id": "perm-1", "cwd": str(project), "transcript_path": str(transcript)}
     assert hook({**base, "hook_event_name": "SessionStart", "source": "startup"}, project)
     assert hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": "When does the reserve waterfall trigger?"},

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
-from cli_transcript import Transcript
+from cli_transcript import Transcript, fixed_bug_turn
 
 from gate.paths import audit_log_file, error_log_file
 
@@ -113,20 +113,8 @@ def test_session_start_injects_directives_and_open_tasks(project: Path, seeded, 
     assert seeded["waterfall"] not in text
 
 
-def fix_turn(path: Path, *, store: bool = False, say: str | None = None) -> Path:
-    t = Transcript(cwd=str(path.parent))
-    t.prompt("The ledger totals are off by a cent, fix it")
-    t.noise("attachment").noise("system")
-    t.tool("Read", {"file_path": "src/ledger.py"}, "def total(...): ...")
-    t.tool("Edit", {"file_path": "src/ledger.py", "old_string": "round(", "new_string": "quantize("}, "ok")
-    t.tool("Bash", {"command": "pytest tests/test_ledger.py"}, "1 failed, 11 passed", is_error=True)
-    t.tool("Edit", {"file_path": "src/ledger.py", "old_string": "ROUND_UP", "new_string": "ROUND_HALF_EVEN"}, "ok")
-    t.tool("Bash", {"command": "pytest tests/test_ledger.py"}, "12 passed in 0.4s")
-    if store:
-        t.tool("Bash", {"command": 'gate remember "Ledger must round half-even" --kind fix'}, "m-1a2b3c")
-    t.noise("api-request-blob")
-    t.say(say or "The cause was ROUND_UP in total(); I switched it to ROUND_HALF_EVEN and the tests pass now.")
-    path.write_text(t.text())
+def fix_turn(path: Path, *, store: bool = False) -> Path:
+    path.write_text(fixed_bug_turn(str(path.parent), store=store).text())
     return path
 
 

@@ -140,3 +140,23 @@ class Transcript:
 
     def text(self) -> str:
         return "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in self.lines)
+
+
+FIX_ANSWER = "The cause was ROUND_UP in total(); I switched it to ROUND_HALF_EVEN and the tests pass now."
+
+
+def fixed_bug_turn(cwd: str, *, store: bool = False, answer: str = FIX_ANSWER) -> Transcript:
+    """The tests' standard consequential turn: a failing run, an edit, a passing run, the cause stated —
+    with the noise lines the CLI writes around it. `store`: the agent also ran `gate remember`."""
+    t = Transcript(cwd=cwd)
+    t.prompt("The ledger totals are off by a cent, fix it")
+    t.noise("attachment").noise("system")
+    t.tool("Read", {"file_path": "src/ledger.py"}, "def total(...): ...")
+    t.tool("Bash", {"command": "pytest tests/test_ledger.py"}, "1 failed, 11 passed", is_error=True)
+    t.tool("Edit", {"file_path": "src/ledger.py", "old_string": "ROUND_UP", "new_string": "ROUND_HALF_EVEN"}, "ok")
+    t.tool("Bash", {"command": "pytest tests/test_ledger.py"}, "12 passed in 0.4s")
+    if store:
+        t.tool("Bash", {"command": 'gate remember "Ledger must round half-even" --kind fix'}, "m-1a2b3c")
+    t.noise("api-request-blob")
+    t.say(answer)
+    return t

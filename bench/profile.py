@@ -143,8 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         if hook.prepare:
             hook.prepare(10_001)
         settle()
+        # cProfile takes a script, not -c: the hook's -c code goes into a file, run with the hook's -P.
+        argv = hook.argv_for(10_001)
+        entry = work / "hook_entry.py"
+        entry.write_text(argv[argv.index("-c") + 1] + "\n")
         run_once(
-            [args.python, "-m", "cProfile", "-o", str(profile_file), *hook.argv_for(10_001)[1:]],
+            [args.python, "-P", "-m", "cProfile", "-o", str(profile_file), str(entry)],
             hook.stdin_for(10_001),
             env,
             store.project,

@@ -1,21 +1,25 @@
-"""Text to search terms (hot path): code identifiers split, stopwords dropped, English-stemmed by tantivy.
+"""Text to search terms (hot path): code identifiers split, stopwords dropped, English-stemmed.
 
-One analyzer serves the index, the queries and the recall gate's topic record, so a term means the same
-thing everywhere. Stemming is tantivy's (Snowball English), not ours.
+Two implementations of one analysis: the index tokenizes documents with tantivy's analyzer
+(gate/memory/analyzer.py), and everything on the query side — search terms, the recall gate's topic
+record — comes from terms() here, which does the same steps with the standard library and PyStemmer.
+Both stem with Snowball English (tantivy through rust-stemmers, PyStemmer through libstemmer), and
+tests/test_textproc.py checks that the two produce the same terms. The point is the hook's budget: importing
+tantivy costs a process ~5 ms, PyStemmer under 1 ms, and a prompt that does not shift the topic never needs
+the index.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from functools import cache
 
-import tantivy
+import Stemmer
 
 from gate.rules import load_rules
 
-ANALYZER_NAME = "gate_en"
-
+# tantivy's simple tokenizer: runs of alphanumeric characters (str.isalnum, i.e. \w without the underscore)
+_TOKEN = re.compile(r"[^\W_]+")
 # camelCase / PascalCase / digit boundaries: "parseHTTPConfig2" -> "parse HTTP Config 2"
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])")
 _IDENT = re.compile(r"\b[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b")
@@ -28,7 +32,8 @@ def expand_identifiers(text: str) -> str:
 
 
 @cache
-def _text_rules() -> tuple[int, int, frozenset[str]]:
+def text_rules() -> tuple[int, int, frozenset[str]]:
+    """(max token length in UTF-8 bytes, min term length, stopwords) from rules/text.toml."""
     rules = load_rules("text")
     tokens = rules.get("tokens", {})
     words = frozenset(w.lower() for w in rules.get("stopwords", {}).get("words", []))
@@ -36,34 +41,34 @@ def _text_rules() -> tuple[int, int, frozenset[str]]:
 
 
 def stopwords() -> frozenset[str]:
-    return _text_rules()[2]
+    return text_rules()[2]
 
 
 @cache
-def analyzer() -> tantivy.TextAnalyzer:
-    """Tokenize, lowercase, drop long tokens and stopwords, stem. Registered on the index under ANALYZER_NAME."""
-    max_len, _, words = _text_rules()
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.remove_long(max_len + 1))
-        .filter(tantivy.Filter.custom_stopword(sorted(words)))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
+def _stemmer() -> Stemmer.Stemmer:
+    return Stemmer.Stemmer("english")
+
+
+def tokens(text: str) -> list[str]:
+    """The analyzer's output before the term filters: tokenized, lowercased, long tokens and stopwords out,
+    stemmed — what tantivy indexes for the same text."""
+    max_len, _, words = text_rules()
+    kept = []
+    for raw in _TOKEN.findall(text):
+        if raw.isascii():
+            token = raw.lower()
+            size = len(token)
+        else:  # character by character, as tantivy lowercases (str.lower would make a final Σ a ς)
+            token = "".join(char.lower() for char in raw)
+            size = len(token.encode("utf-8", "surrogatepass"))
+        if size <= max_len and token not in words:
+            kept.append(token)
+    return _stemmer().stemWords(kept)
 
 
 def terms(text: str) -> list[str]:
     """Content terms of a text, in order, with repeats: stemmed, no stopwords, no bare numbers."""
     if not text:
         return []
-    _, min_len, _ = _text_rules()
-    return [
-        token
-        for token in analyzer().analyze(expand_identifiers(text))
-        if len(token) >= min_len and not token.isdigit()
-    ]
-
-
-def term_counts(text: str) -> Counter[str]:
-    return Counter(terms(text))
+    _, min_len, _ = text_rules()
+    return [token for token in tokens(expand_identifiers(text)) if len(token) >= min_len and not token.isdigit()]

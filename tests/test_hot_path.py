@@ -1,4 +1,4 @@
-"""The hook path imports only the standard library and tantivy — checked on every event, by module name."""
+"""The hook path imports only the standard library, tantivy and PyStemmer — checked on every event, by module name."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from gate.paths import audit_log_file
 
 FORBIDDEN = ("pydantic", "pydantic_settings", "loguru", "tomli_w", "platformdirs")
 # What a hook process may import beyond the standard library.
-ALLOWED_THIRD_PARTY = ("tantivy", "gate")
+ALLOWED_THIRD_PARTY = ("tantivy", "Stemmer", "cython_runtime", "gate")  # PyStemmer is a Cython module
 
 PROBE = """
 import json, sys

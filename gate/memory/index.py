@@ -18,9 +18,10 @@ from pathlib import Path
 
 import tantivy
 
+from gate.memory.analyzer import ANALYZER_NAME, analyzer
 from gate.memory.scan import settled
 from gate.paths import ProjectPaths, ensure_private_dir
-from gate.textproc import ANALYZER_NAME, analyzer, expand_identifiers
+from gate.textproc import expand_identifiers
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:

@@ -1,5 +1,9 @@
 """Every location gate reads or writes, computed with the standard library only (hot path).
 
+Paths are plain strings (os.path), not pathlib: importing pathlib costs a hook process ~4.5 ms (it pulls in
+urllib.parse and ipaddress), a fifth of the floor the hooks are measured against. Code off the hot path
+wraps them in Path where that reads better.
+
 Per-user state follows the platform conventions that platformdirs uses for the app name "memory-gate"
 (tests/test_paths.py checks that the two agree); `$GATE_HOME` relocates all of it. A project is its git
 top-level, else the directory itself. Nothing a project checks in can move these locations.
@@ -11,9 +15,9 @@ import os
 import re
 import sys
 from functools import cache
-from pathlib import Path
 
 APP_NAME = "memory-gate"
+join = os.path.join
 
 
 try:  # the builtin sha256 spares the hook hashlib's OpenSSL load (~2 ms); same digest
@@ -30,7 +34,7 @@ class UserDirs:
 
     __slots__ = ("cache", "config", "data", "log", "state")
 
-    def __init__(self, config: Path, data: Path, state: Path, cache: Path, log: Path) -> None:
+    def __init__(self, config: str, data: str, state: str, cache: str, log: str) -> None:
         self.config = config
         self.data = data
         self.state = state
@@ -47,62 +51,76 @@ class UserDirs:
         return "UserDirs(" + ", ".join(f"{n}={getattr(self, n)!s}" for n in self.__slots__) + ")"
 
 
-def _xdg(var: str, fallback: str) -> Path:
+def _home() -> str:
+    return os.path.expanduser("~")
+
+
+def _xdg(var: str, fallback: str) -> str:
     value = os.environ.get(var, "").strip()
-    return Path(value) if value else Path.home() / fallback
+    return value if value else join(_home(), fallback)
 
 
 def user_dirs() -> UserDirs:
     """Where this user's config, memories, ledgers and caches live."""
     home = os.environ.get("GATE_HOME", "").strip()
     if home:
-        root = Path(home).expanduser()
-        return UserDirs(root / "config", root / "data", root / "state", root / "cache", root / "state" / "log")
+        root = os.path.expanduser(home)
+        return UserDirs(
+            join(root, "config"),
+            join(root, "data"),
+            join(root, "state"),
+            join(root, "cache"),
+            join(root, "state", "log"),
+        )
     if sys.platform == "darwin":
-        support = Path.home() / "Library" / "Application Support" / APP_NAME
+        support = join(_home(), "Library", "Application Support", APP_NAME)
         return UserDirs(
             support,
             support,
             support,
-            Path.home() / "Library" / "Caches" / APP_NAME,
-            Path.home() / "Library" / "Logs" / APP_NAME,
+            join(_home(), "Library", "Caches", APP_NAME),
+            join(_home(), "Library", "Logs", APP_NAME),
         )
     if sys.platform == "win32":
-        local = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / APP_NAME / APP_NAME
-        return UserDirs(local, local, local, local / "Cache", local / "Logs")
-    state = _xdg("XDG_STATE_HOME", ".local/state") / APP_NAME
+        local = join(os.environ.get("LOCALAPPDATA") or join(_home(), "AppData", "Local"), APP_NAME, APP_NAME)
+        return UserDirs(local, local, local, join(local, "Cache"), join(local, "Logs"))
+    state = join(_xdg("XDG_STATE_HOME", join(".local", "state")), APP_NAME)
     return UserDirs(
-        _xdg("XDG_CONFIG_HOME", ".config") / APP_NAME,
-        _xdg("XDG_DATA_HOME", ".local/share") / APP_NAME,
+        join(_xdg("XDG_CONFIG_HOME", ".config"), APP_NAME),
+        join(_xdg("XDG_DATA_HOME", join(".local", "share")), APP_NAME),
         state,
-        _xdg("XDG_CACHE_HOME", ".cache") / APP_NAME,
-        state / "log",
+        join(_xdg("XDG_CACHE_HOME", ".cache"), APP_NAME),
+        join(state, "log"),
     )
 
 
 @cache
 def _find_project_root(start: str) -> str:
-    here = Path(start)
-    for candidate in (here, *here.parents):
-        if (candidate / ".git").exists():
-            return str(candidate)
-    return str(here)
+    candidate = start
+    while True:
+        if os.path.exists(join(candidate, ".git")):
+            return candidate
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return start
+        candidate = parent
 
 
-def project_root(cwd: str | os.PathLike[str] | None = None) -> Path:
+def project_root(cwd: str | os.PathLike[str] | None = None) -> str:
     """The project of a directory: its git top-level (found by walking up to `.git`), else the directory."""
-    start = Path(cwd) if cwd else Path.cwd()
+    start = os.fspath(cwd) if cwd else os.getcwd()
     try:
-        start = start.resolve()
+        start = os.path.realpath(start)
     except OSError:
-        start = start.absolute()
-    return Path(_find_project_root(str(start)))
+        start = os.path.abspath(start)
+    return _find_project_root(start)
 
 
-def project_key(root: Path) -> str:
+def project_key(root: str | os.PathLike[str]) -> str:
     """A stable directory name for a project: readable basename plus a hash of its absolute path."""
-    slug = re.sub(r"[^a-z0-9]+", "-", root.name.lower()).strip("-")[:40] or "root"
-    digest = sha256_builtin(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    root = os.fspath(root)
+    slug = re.sub(r"[^a-z0-9]+", "-", os.path.basename(root).lower()).strip("-")[:40] or "root"
+    digest = sha256_builtin(root.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return f"{slug}-{digest}"
 
 
@@ -111,8 +129,8 @@ class ProjectPaths:
 
     __slots__ = ("dirs", "key", "root")
 
-    def __init__(self, root: Path, key: str, dirs: UserDirs) -> None:
-        self.root = root
+    def __init__(self, root: str | os.PathLike[str], key: str, dirs: UserDirs) -> None:
+        self.root = os.fspath(root)
         self.key = key
         self.dirs = dirs
 
@@ -126,57 +144,62 @@ class ProjectPaths:
 
     # --- memory stores, one directory per scope -------------------------------------------------------------
     @property
-    def private_store(self) -> Path:
-        return self.dirs.data / "projects" / self.key / "memories"
+    def private_store(self) -> str:
+        return join(self.dirs.data, "projects", self.key, "memories")
 
     @property
-    def team_store(self) -> Path:
-        return self.root / ".gate" / "memories"
+    def team_store(self) -> str:
+        return join(self.root, ".gate", "memories")
 
     @property
-    def user_store(self) -> Path:
-        return self.dirs.data / "user" / "memories"
+    def user_store(self) -> str:
+        return join(self.dirs.data, "user", "memories")
 
-    def store_for_scope(self, scope: str) -> Path:
+    def store_for_scope(self, scope: str) -> str:
         return {"private": self.private_store, "team": self.team_store, "user": self.user_store}[scope]
 
     @property
-    def project_marker(self) -> Path:
+    def project_marker(self) -> str:
         """Records which directory a private store belongs to (for stats across projects)."""
-        return self.dirs.data / "projects" / self.key / "project.json"
+        return join(self.dirs.data, "projects", self.key, "project.json")
 
     # --- derived and per-session state ------------------------------------------------------------------------
     @property
-    def index_dir(self) -> Path:
-        return self.dirs.cache / "index" / self.key
+    def index_dir(self) -> str:
+        return join(self.dirs.cache, "index", self.key)
 
     @property
-    def project_config(self) -> Path:
-        return self.root / ".gate" / "config.toml"
+    def project_config(self) -> str:
+        return join(self.root, ".gate", "config.toml")
 
 
-def user_config_file() -> Path:
-    return user_dirs().config / "config.toml"
+def user_config_file() -> str:
+    return join(user_dirs().config, "config.toml")
 
 
-def sessions_dir() -> Path:
-    return user_dirs().state / "sessions"
+def sessions_dir() -> str:
+    return join(user_dirs().state, "sessions")
 
 
-def audit_log_file() -> Path:
-    return user_dirs().state / "audit.jsonl"
+def audit_log_file() -> str:
+    return join(user_dirs().state, "audit.jsonl")
 
 
-def error_log_file() -> Path:
-    return user_dirs().log / "errors.log"
+def error_log_file() -> str:
+    return join(user_dirs().log, "errors.log")
 
 
-def ensure_private_dir(path: Path) -> Path:
+def ensure_private_dir(path: str | os.PathLike[str]) -> str:
     """Create a directory (and missing parents) readable by this user only."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = os.fspath(path)
     try:
-        if path.stat().st_mode & 0o077:
-            path.chmod(0o700)
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
+    try:
+        if os.stat(path).st_mode & 0o077:
+            os.chmod(path, 0o700)
     except OSError:
         pass
     return path

@@ -12,7 +12,6 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -53,7 +52,7 @@ def provenance_mark(record: dict[str, Any]) -> str:
     return (" " + " ".join(marks)) if marks else ""
 
 
-def index_line(record: dict[str, Any], *, with_body: bool = False, extra: str = "", root: Path | None = None) -> str:
+def index_line(record: dict[str, Any], *, with_body: bool = False, extra: str = "", root: str | None = None) -> str:
     """One delivered memory; with the project `root`, anchored files are re-checked and a stale mark added."""
     if root is not None and record.get("anchors"):
         from gate.memory.staleness import stale_mark
@@ -104,10 +103,10 @@ def gate_command() -> str:
     """How the agent's Bash tool can run gate: plain `gate` if that resolves to this installation."""
     import shlex
 
-    script = Path(sys.executable).parent / "gate"
+    script = os.path.join(os.path.dirname(sys.executable), "gate")
     found = _which("gate")
-    if script.exists():
-        if found and Path(found).resolve() == script.resolve():
+    if os.path.exists(script):
+        if found and os.path.realpath(found) == os.path.realpath(script):
             return "gate"
-        return shlex.quote(str(script))
+        return shlex.quote(script)
     return "gate" if found else f"{shlex.quote(sys.executable)} -m gate.cli"

@@ -14,24 +14,25 @@ import json
 import os
 import sys
 from functools import cache
-from pathlib import Path
 
-from gate.paths import user_dirs
+from gate.paths import ensure_private_dir, user_dirs
+
+join = os.path.join
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
     from typing import Any
 
 
-def shipped_rules_dir() -> Path:
+def shipped_rules_dir() -> str:
     """The rules that ship with gate: the checkout's rules/ (editable install, plugin) or the wheel's data."""
     override = os.environ.get("GATE_RULES_DIR", "").strip()
     if override:
-        return Path(override)
-    checkout = Path(__file__).resolve().parent.parent / "rules"
-    if checkout.is_dir():
+        return override
+    checkout = join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "rules")
+    if os.path.isdir(checkout):
         return checkout
-    return Path(sys.prefix) / "share" / "memory-gate" / "rules"
+    return join(sys.prefix, "share", "memory-gate", "rules")
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +52,7 @@ def _parse(path: str) -> dict[str, Any]:
         return tomllib.load(handle)
 
 
-def _signature(layers: list[Path]) -> tuple[str, list[str]]:
+def _signature(layers: list[str]) -> tuple[str, list[str]]:
     parts = []
     present = []
     for layer in layers:
@@ -70,13 +71,13 @@ def _signature(layers: list[Path]) -> tuple[str, list[str]]:
 @cache
 def _load(name: str, project_root: str | None) -> dict[str, Any]:
     filename = f"{name}.toml"
-    layers = [shipped_rules_dir() / filename, user_dirs().config / "rules" / filename]
+    layers = [join(shipped_rules_dir(), filename), join(user_dirs().config, "rules", filename)]
     if project_root is not None:
-        layers.append(Path(project_root) / ".gate" / "rules" / filename)
+        layers.append(join(project_root, ".gate", "rules", filename))
     key, present = _signature(layers)
     if not present:
-        raise FileNotFoundError(f"no rules named {name!r} (looked in {layers[0].parent})")
-    snapshot = user_dirs().cache / "rules" / f"{name}-{key}.json"
+        raise FileNotFoundError(f"no rules named {name!r} (looked in {os.path.dirname(layers[0])})")
+    snapshot = join(user_dirs().cache, "rules", f"{name}-{key}.json")
     try:
         with open(snapshot, encoding="utf-8") as handle:
             cached = json.load(handle)
@@ -88,15 +89,18 @@ def _load(name: str, project_root: str | None) -> dict[str, Any]:
     for layer in present:
         merged = _merge(merged, _parse(layer))
     try:
-        snapshot.parent.mkdir(parents=True, exist_ok=True)
-        temp = snapshot.with_name(f".{snapshot.name}.{os.getpid()}")
-        temp.write_text(json.dumps({"layers": present, "rules": merged}), encoding="utf-8")
+        directory, filename = os.path.split(snapshot)
+        ensure_private_dir(directory)  # a user's rules may name private things (their own secret patterns)
+        temp = join(directory, f".{filename}.{os.getpid()}")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps({"layers": present, "rules": merged}))
         os.replace(temp, snapshot)
     except OSError:
         pass  # no cache, no harm: the next call parses again
     return merged
 
 
-def load_rules(name: str, project_root: Path | None = None) -> dict[str, Any]:
+def load_rules(name: str, project_root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The merged rule table `name` (e.g. "topic_shift" for rules/topic_shift.toml)."""
-    return _load(name, str(project_root) if project_root is not None else None)
+    return _load(name, os.fspath(project_root) if project_root is not None else None)

@@ -7,7 +7,6 @@ tests/test_config.py checks that this loader and the pydantic model agree.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from gate.defaults import DEFAULTS, LOCATION_KEYS
 from gate.paths import user_config_file
@@ -64,8 +63,8 @@ def _coerce(key: str, raw: Any) -> Any:
     return raw
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
+def _read_toml(path: str) -> dict[str, Any]:
+    if not os.path.isfile(path):
         return {}  # the common case: no config file, and no tomllib import on the hot path
     import tomllib
 
@@ -74,7 +73,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def load_settings(
-    project_root: Path | None = None,
+    project_root: str | os.PathLike[str] | None = None,
     environ: dict[str, str] | None = None,
     problems: list[str] | None = None,
 ) -> dict[str, Any]:
@@ -94,13 +93,12 @@ def load_settings(
                 raise
             problems.append(f"{source}: {error}")
 
-    sources = [(str(user_config_file()), user_config_file())]
+    sources = [user_config_file()]
     if project_root is not None:
-        project_file = project_root / ".gate" / "config.toml"
-        sources.append((str(project_file), project_file))
-    for index, (name, path) in enumerate(sources):
+        sources.append(os.path.join(project_root, ".gate", "config.toml"))
+    for index, name in enumerate(sources):
         try:
-            layer = _read_toml(path)
+            layer = _read_toml(name)
         except (OSError, ValueError) as error:
             if problems is None:
                 raise

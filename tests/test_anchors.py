@@ -65,7 +65,7 @@ def compact(project: Path, session: str) -> None:
 
 
 def last_audit(event: str = "PreToolUse") -> dict[str, Any]:
-    records = [json.loads(line) for line in audit_log_file().read_text().splitlines()]
+    records = [json.loads(line) for line in Path(audit_log_file()).read_text().splitlines()]
     return [r for r in records if r.get("event") == event][-1]
 
 
@@ -234,7 +234,7 @@ def test_mute_silences_the_gates_and_unmute_restores_them(payments: Path) -> Non
     assert read(payments, "m2", "src/payments/ledger.py") is None
     assert (last_audit()["reason"], last_audit()["muted"]) == ("SKIP_MUTED", "session")
     assert read(payments, "m3", "src/payments/ledger.py") is not None
-    records = [json.loads(line) for line in audit_log_file().read_text().splitlines()]
+    records = [json.loads(line) for line in Path(audit_log_file()).read_text().splitlines()]
     assert [r["reason"] for r in records if r.get("gate") == "mute"] == [
         "MUTED_PROJECT", "UNMUTED_PROJECT", "MUTED_SESSION"
     ]
@@ -264,7 +264,7 @@ def test_keyword_and_event_cues_and_kind_defaults(payments: Path) -> None:
     out = read(payments, "e1", "src/api/views.py")
     assert out is not None and anchored_directive in out
     compact(payments, "e1")
-    after = [json.loads(line) for line in audit_log_file().read_text().splitlines()][-1]
+    after = [json.loads(line) for line in Path(audit_log_file()).read_text().splitlines()][-1]
     assert after["reason"] == "FIRED_AFTER_COMPACTION"
     assert directive in after["delivered"] and start not in after["delivered"]  # session-start only
 

@@ -38,7 +38,7 @@ def write_toml(path: Path, values: dict[str, Any] | None) -> None:
 
 def both(project: Path, user: dict | None, proj: dict | None, env: dict[str, str]) -> tuple[Any, Any]:
     """(stdlib result or its exception type, pydantic result or its exception type) for the same inputs."""
-    write_toml(user_config_file(), user)
+    write_toml(Path(user_config_file()), user)
     write_toml(project / ".gate" / "config.toml", proj)
     try:
         hot: Any = load_settings(project, environ=env)
@@ -163,13 +163,13 @@ def test_project_config_cannot_move_private_state(project: Path, key: str, tmp_p
     hot = load_settings(project, environ={})
     assert key not in hot and hot[INTS[0]] == 2
     paths = ProjectPaths.for_cwd(project)
-    for location in (paths.private_store, paths.index_dir, user_dirs().state, user_dirs().log):
+    for location in (Path(paths.private_store), Path(paths.index_dir), Path(user_dirs().state), Path(user_dirs().log)):
         assert not str(location).startswith(str(elsewhere))
         assert not str(location).startswith(str(project))
 
 
 def test_user_config_location_key_is_explained(project: Path) -> None:
-    write_toml(user_config_file(), {"data_dir": "/tmp/x"})
+    write_toml(Path(user_config_file()), {"data_dir": "/tmp/x"})
     with pytest.raises(GateError) as refused:
         load_config(project, environ={})
     assert "GATE_HOME" in (refused.value.hint or "")
@@ -211,7 +211,7 @@ def test_config_path_json(gate: Gate, project: Path) -> None:
     code, out, _ = gate("config", "path", "--json")
     assert code == 0
     report = json.loads(out)
-    assert report["user_config"] == str(user_config_file())
+    assert report["user_config"] == str(Path(user_config_file()))
     assert report["project_config"] == str(project / ".gate" / "config.toml")
     assert report["project_config_exists"] is False
     assert set(report["dirs"]) == {"config", "data", "state", "cache", "log"}

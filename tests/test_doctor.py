@@ -63,7 +63,7 @@ def test_not_wired_is_broken(gate: Gate, project: Path) -> None:
 def test_healthy_install_runs_every_hook(gate: Gate, project: Path) -> None:
     assert gate("install", "--project", str(project))[0] == 0
     before = settings_path(project).read_bytes()
-    sessions_before = set(sessions_dir().iterdir()) if sessions_dir().exists() else set()
+    sessions_before = set(Path(sessions_dir()).iterdir()) if Path(sessions_dir()).exists() else set()
     code, report = doctor(gate)
     assert code == 0, [c for c in report["checks"] if c["status"] == "fail"]
     assert report["ok"] is True
@@ -78,8 +78,8 @@ def test_healthy_install_runs_every_hook(gate: Gate, project: Path) -> None:
     # It informs and changes nothing: settings untouched, the synthetic session leaves no ledger behind,
     # and its audit records are tagged so that stats leave them out.
     assert settings_path(project).read_bytes() == before
-    assert set(sessions_dir().iterdir()) == sessions_before
-    records = [json.loads(line) for line in audit_log_file().read_text().splitlines()]
+    assert set(Path(sessions_dir()).iterdir()) == sessions_before
+    records = [json.loads(line) for line in Path(audit_log_file()).read_text().splitlines()]
     doctor_records = [r for r in records if str(r.get("session", "")).startswith("gate-doctor-")]
     assert doctor_records and all(r.get("synthetic") is True for r in doctor_records)
 
@@ -135,7 +135,7 @@ def test_hook_with_bad_output_is_broken(gate: Gate, project: Path) -> None:
 
 
 def test_hook_that_fails_open_is_broken(gate: Gate, project: Path) -> None:
-    log = error_log_file()
+    log = Path(error_log_file())
     log.parent.mkdir(parents=True, exist_ok=True)
     # Exits 0 with no output, like gate's own fail-open path, and leaves a line in the error log.
     script = f'echo \'{{"ts":"x","error":"Boom"}}\' >> {shlex.quote(str(log))}'
@@ -193,7 +193,7 @@ def test_competitors_and_auto_memory_are_reported_not_changed(
 def test_store_problems_are_reported(gate: Gate, project: Path) -> None:
     gate("install", "--project", str(project))
     assert gate("remember", "Deploys go out on Tuesdays only", "--kind", "decision")[0] == 0
-    store = ProjectPaths.for_cwd(project).private_store
+    store = Path(ProjectPaths.for_cwd(project).private_store)
     (store / "m-broken.toml").write_text("this is = = not toml")
     code, report = doctor(gate, "--no-run")
     assert code == 0  # a corrupt file is skipped, never fatal
@@ -246,7 +246,7 @@ def test_installed_plugin_counts_as_wiring(gate: Gate, project: Path, monkeypatc
 
 def test_recent_hook_failures_are_reported(gate: Gate, project: Path) -> None:
     gate("install", "--project", str(project))
-    log = error_log_file()
+    log = Path(error_log_file())
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(json.dumps({"ts": "2999-01-01T00:00:00Z", "event": "Stop", "error": "KeyError"}) + "\n")
     _, report = doctor(gate, "--no-run")

@@ -142,7 +142,7 @@ def fix_transcript(path: Path) -> Path:
 
 
 def audit_lines() -> list[str]:
-    path = audit_log_file()
+    path = Path(audit_log_file())
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
 
@@ -207,8 +207,8 @@ def test_writers_and_hooks_on_one_store(project: Path, gate: Gate, tmp_path: Pat
     # no hook failed, and the audit holds one whole JSON line per evaluation
     lines = audit_lines()
     records = [json.loads(line) for line in lines]
-    assert not [r for r in records if r["reason"] == "FAILED_OPEN"], error_log_file().read_text()[-2000:]
-    assert not error_log_file().exists() or not error_log_file().read_text().strip()
+    assert not [r for r in records if r["reason"] == "FAILED_OPEN"], Path(error_log_file()).read_text()[-2000:]
+    assert not Path(error_log_file()).exists() or not Path(error_log_file()).read_text().strip()
     assert len(records) == len(hooks)
     reasons = Counter(r["reason"] for r in records)
     report({
@@ -357,15 +357,15 @@ def test_audit_rotation_under_racing_writers_keeps_a_whole_generation(project: P
     limit = 20_000
     rounds = int(os.environ.get("GATE_ROTATION_ROUNDS", "4"))
     for n in range(rounds):
-        for path in (audit_log_file(), audit_log_file().with_name("audit.jsonl.1")):
+        for path in (Path(audit_log_file()), Path(audit_log_file()).with_name("audit.jsonl.1")):
             path.unlink(missing_ok=True)
         start = time.time() + 1.0
         procs = [subprocess.Popen([sys.executable, "-c", ROTATE, str(start), str(w), "2000", str(limit)])
                  for w in range(8)]
         for proc in procs:
             assert proc.wait(timeout=240) == 0
-        rotated = audit_log_file().with_name("audit.jsonl.1")
-        for path in (audit_log_file(), rotated):
+        rotated = Path(audit_log_file()).with_name("audit.jsonl.1")
+        for path in (Path(audit_log_file()), rotated):
             assert all(isinstance(json.loads(line), dict) for line in path.read_text().splitlines())
         assert rotated.stat().st_size > limit, f"round {n}: the rotated generation holds {rotated.stat().st_size} B"
     report({"rotation_rounds": rounds, "rotation_writers": 8, "lines_per_writer": 2000})

@@ -104,7 +104,7 @@ def test_sigkilled_remember_leaves_whole_memory_or_none(project: Path, gate: Gat
     present = check_store_whole(store, expected)
     for k in range(KILLS):
         outcomes["kept_whole" if f"kill{k}x" in present else "left_none"] += 1
-    leftovers = [p.name for p in store.paths.private_store.iterdir() if p.name.startswith(TEMP_PREFIX)]
+    leftovers = [p.name for p in Path(store.paths.private_store).iterdir() if p.name.startswith(TEMP_PREFIX)]
 
     # the index catches up by itself, on the hook's path (no writer wait, no `gate reindex`)
     index = MemoryIndex(store.paths)
@@ -134,7 +134,7 @@ def test_commit_after_a_writer_died_mid_commit(project: Path, gate: Gate, tmp_pa
     code, _, err = gate("import", "-", stdin=lines)
     assert code == 0, err
     paths = ProjectPaths.for_cwd(project)
-    index_dir = paths.index_dir
+    index_dir = Path(paths.index_dir)
     # An earlier crash lost the manifests' record of mem-1 (the index has it, files.json does not) ...
     files = json.loads((index_dir / "files.json").read_text())
     files["scopes"]["private"].pop("mem-1.toml")
@@ -204,7 +204,7 @@ def test_index_writer_lock_is_an_flock_released_by_death(project: Path, gate: Ga
     code, _, err = gate("remember", "Seed memory about the deploy pipeline", "--kind", "decision")
     assert code == 0, err
     paths = ProjectPaths.for_cwd(project)
-    lock = paths.index_dir / ".tantivy-writer.lock"
+    lock = Path(paths.index_dir) / ".tantivy-writer.lock"
     holder = hold(HOLD_WRITER, str(project))
     try:
         assert not flock_free(lock)  # an flock conflicts with ours: tantivy's lock is an flock, not a lock file
@@ -269,7 +269,7 @@ def test_sigkilled_hooks_leave_whole_audit_lines_and_a_loadable_ledger(project: 
         time.sleep(rng.uniform(0.02, 0.25))
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
-    audit = audit_log_file()
+    audit = Path(audit_log_file())
     lines = audit.read_text(encoding="utf-8").splitlines() if audit.exists() else []
     assert all(isinstance(json.loads(line), dict) for line in lines)
     assert read_ledger("killed-hooks") is not None or not lines  # loadable whenever a hook got that far

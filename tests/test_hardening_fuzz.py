@@ -89,13 +89,13 @@ def run_in_process(raw: bytes) -> Run:
 
 def audit_size() -> int:
     try:
-        return audit_log_file().stat().st_size
+        return Path(audit_log_file()).stat().st_size
     except FileNotFoundError:
         return 0
 
 
 def new_audit_records(since: int) -> list[dict[str, Any]]:
-    with open(audit_log_file(), "rb") as handle:
+    with open(Path(audit_log_file()), "rb") as handle:
         handle.seek(since)
         return [json.loads(line) for line in handle.read().splitlines()]
 
@@ -105,7 +105,7 @@ def run_well_formed(raw: bytes) -> Run:
     before = audit_size()
     run = run_in_process(raw)
     failed = [r for r in new_audit_records(before) if r.get("reason") == "FAILED_OPEN"]
-    assert not failed, (failed, error_log_file().read_text()[-600:], raw[:300])
+    assert not failed, (failed, Path(error_log_file()).read_text()[-600:], raw[:300])
     return run
 
 
@@ -282,7 +282,7 @@ def _unreadable_is_unreadable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def audit_records() -> list[dict[str, Any]]:
-    path = audit_log_file()
+    path = Path(audit_log_file())
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -534,7 +534,7 @@ def test_bad_transcripts_fall_back_and_do_not_fail_open(world: dict[str, Any]) -
         answer = check_answer(raw, run_in_process(raw))
         assert answer is not None and answer["decision"] == "block", transcript
     assert not [r for r in audit_records() if r["reason"] == "FAILED_OPEN"]
-    assert not error_log_file().exists() or not error_log_file().read_text().strip()
+    assert not Path(error_log_file()).exists() or not Path(error_log_file()).read_text().strip()
 
 
 def test_torn_and_garbage_transcripts_still_see_the_turn(world: dict[str, Any]) -> None:

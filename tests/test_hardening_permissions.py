@@ -69,7 +69,7 @@ def exercise(project: Path, gate: Gate, tmp_path: Path) -> None:
           "tool_input": {"file_path": str(project / "src" / "ledger.py")}}, project)
     hook({**base, "hook_event_name": "PreCompact", "trigger": "auto"}, project)
     subprocess.run([sys.executable, "-m", "gate.hook"], input=b"not json", capture_output=True, timeout=60)
-    assert error_log_file().exists()  # the failure above was logged
+    assert Path(error_log_file()).exists()  # the failure above was logged
 
 
 def readable_by_others(path: Path, top: Path) -> bool:
@@ -93,7 +93,7 @@ def test_private_state_is_not_readable_by_other_users(project: Path, gate: Gate,
     home = Path(os.environ["GATE_HOME"])
     exposed = []
     checked = 0
-    for top in (dirs.data, dirs.state, dirs.cache, dirs.config):
+    for top in map(Path, (dirs.data, dirs.state, dirs.cache, dirs.config)):
         if not top.exists():
             continue
         for root, _, files in os.walk(top):
@@ -108,10 +108,13 @@ def test_private_state_is_not_readable_by_other_users(project: Path, gate: Gate,
     assert not exposed, "readable by other users:\n" + "\n".join(exposed)
     # the places that hold the user's words are private themselves, not only by a parent
     paths = ProjectPaths.for_cwd(project)
-    for directory in (paths.private_store, paths.user_store, sessions_dir(), audit_log_file().parent,
-                      error_log_file().parent, paths.index_dir):
+    private = (paths.private_store, paths.user_store, sessions_dir(), os.path.dirname(audit_log_file()),
+               os.path.dirname(error_log_file()), paths.index_dir)
+    for directory in map(Path, private):
         assert not directory.stat().st_mode & 0o077, f"{directory.relative_to(home)} is not 0700"
-    for file in (audit_log_file(), error_log_file(), *paths.private_store.iterdir(), *sessions_dir().iterdir()):
+    files = (Path(audit_log_file()), Path(error_log_file()), *Path(paths.private_store).iterdir(),
+             *Path(sessions_dir()).iterdir())
+    for file in files:
         assert not file.stat().st_mode & 0o077, f"{file.relative_to(home)} is not 0600"
 
 
@@ -145,8 +148,9 @@ def test_project_config_cannot_move_state_in_settings(project: Path) -> None:
     assert user_dirs() == before
     paths = ProjectPaths.for_cwd(project)
     home = Path(os.environ["GATE_HOME"]).resolve()
-    for location in (paths.private_store, paths.user_store, paths.index_dir, sessions_dir(), audit_log_file(),
-                     error_log_file()):
+    locations = (paths.private_store, paths.user_store, paths.index_dir, sessions_dir(), audit_log_file(),
+                 error_log_file())
+    for location in map(Path, locations):
         assert location.resolve().is_relative_to(home), location
 
 
@@ -156,11 +160,11 @@ def test_project_config_cannot_move_state_through_hook_and_cli(project: Path, ga
     assert not leak.exists()
     assert sorted(p.name for p in (project / ".gate").iterdir()) == ["config.toml"]  # no private memory here
     paths = ProjectPaths.for_cwd(project)
-    assert len(list(paths.private_store.glob("*.toml"))) == 3
-    records = [json.loads(line) for line in audit_log_file().read_text().splitlines()]
+    assert len(list(Path(paths.private_store).glob("*.toml"))) == 3
+    records = [json.loads(line) for line in Path(audit_log_file()).read_text().splitlines()]
     assert {r["event"] for r in records} >= {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact"}
     assert not [r for r in records if r["reason"] == "FAILED_OPEN" and r["event"] != "unknown"]
-    assert any(sessions_dir().glob("perm-1.json"))
+    assert any(Path(sessions_dir()).glob("perm-1.json"))
 
 
 def test_project_rules_cannot_switch_off_secret_refusal(project: Path, gate: Gate) -> None:

@@ -54,7 +54,7 @@ def store_files(project: Path) -> list[Path]:
     paths = ProjectPaths.for_cwd(project)
     found: list[Path] = []
     for scope in ("private", "team", "user"):
-        directory = paths.store_for_scope(scope)
+        directory = Path(paths.store_for_scope(scope))
         if directory.is_dir():
             found += sorted(directory.iterdir())
     return found
@@ -63,7 +63,7 @@ def store_files(project: Path) -> list[Path]:
 def everything_written() -> str:
     """Every byte gate keeps for this user (store, index, ledgers, audit, logs, caches), as text."""
     chunks = []
-    for root, _, files in os.walk(user_dirs().data.parent):
+    for root, _, files in os.walk(Path(user_dirs().data).parent):
         for name in files:
             try:
                 chunks.append(Path(root, name).read_bytes().decode("utf-8", "replace"))
@@ -178,8 +178,8 @@ def test_audit_and_error_log_never_hold_a_secret(project: Path, gate: Gate, tmp_
         path.write_text(t.text())
         run_hook({"session_id": f"s-{n}", "cwd": str(project), "hook_event_name": "Stop", "stop_hook_active": False,
                   "transcript_path": str(path), "last_assistant_message": f"rotated to {secret}"})
-    audit = audit_log_file().read_text(encoding="utf-8")
-    errors = error_log_file().read_text(encoding="utf-8") if error_log_file().exists() else ""
+    audit = Path(audit_log_file()).read_text(encoding="utf-8")
+    errors = Path(error_log_file()).read_text(encoding="utf-8") if Path(error_log_file()).exists() else ""
     records = [json.loads(line) for line in audit.splitlines()]
     assert any(r["reason"] == "BLOCKED_WRITEBACK" for r in records)  # the hooks did look at these turns
     assert not [r for r in records if r["reason"] == "FAILED_OPEN"], errors[-1000:]

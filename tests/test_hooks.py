@@ -29,7 +29,7 @@ def event(project: Path, name: str, session: str = "sess-1", transcript: Path | 
 
 
 def audit() -> list[dict[str, Any]]:
-    path = audit_log_file()
+    path = Path(audit_log_file())
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
@@ -211,7 +211,7 @@ def test_malformed_stdin_exits_zero_silently(raw: bytes, project: Path) -> None:
     assert proc.returncode == 0
     assert proc.stdout == b""
     if raw not in (b'{"hook_event_name": "Stop", "cwd": 7}',):
-        assert error_log_file().exists()
+        assert Path(error_log_file()).exists()
 
 
 def test_broken_store_fails_open_and_logs(project: Path, seeded, hook: Hook, isolated_home: Path) -> None:
@@ -223,7 +223,7 @@ def test_broken_store_fails_open_and_logs(project: Path, seeded, hook: Hook, iso
     out, code = hook(event(project, "UserPromptSubmit", prompt="When does the reserve account waterfall trigger?"))
     assert (out, code) == ("", 0)
     assert audit()[-1]["reason"] == "FAILED_OPEN"
-    assert error_log_file().read_text().strip()
+    assert Path(error_log_file()).read_text().strip()
 
 
 def test_precompact_prints_nothing_and_never_blocks(project: Path, hook: Hook) -> None:
@@ -238,7 +238,7 @@ def test_bad_setting_costs_one_setting_not_the_gates(project: Path, seeded, hook
     out, code = hook(event(project, "UserPromptSubmit", prompt="When does the reserve account waterfall trigger?"))
     assert code == 0
     assert seeded["waterfall"] in context_of(out, "UserPromptSubmit")
-    log = error_log_file().read_text()
+    log = Path(error_log_file()).read_text()
     assert "writeback_cap" in log and "recall_budget_tokens" in log
 
 
@@ -249,10 +249,10 @@ def test_startup_prunes_old_ledgers_with_their_locks(project: Path, hook: Hook) 
     from gate.paths import sessions_dir
 
     hook(event(project, "SessionStart", session="old-session", source="startup"))
-    old = sessions_dir() / "old-session.json"
-    assert old.exists() and (sessions_dir() / "old-session.lock").exists()
+    old = Path(sessions_dir()) / "old-session.json"
+    assert old.exists() and (Path(sessions_dir()) / "old-session.lock").exists()
     month_ago = time.time() - 30 * 86400
     os.utime(old, (month_ago, month_ago))
     hook(event(project, "SessionStart", session="new-session", source="startup"))
-    assert not old.exists() and not (sessions_dir() / "old-session.lock").exists()
-    assert (sessions_dir() / "new-session.json").exists()
+    assert not old.exists() and not (Path(sessions_dir()) / "old-session.lock").exists()
+    assert (Path(sessions_dir()) / "new-session.json").exists()

@@ -41,7 +41,7 @@ def test_hook_imports_nothing_heavy(project: Path, gate, name: str, fields: dict
     )
     modules = json.loads(proc.stdout.decode().rsplit("\n", 1)[-1])
     # the evaluation really ran (a hook that failed open early would import little and prove nothing)
-    last = json.loads(audit_log_file().read_text().splitlines()[-1])
+    last = json.loads(Path(audit_log_file()).read_text().splitlines()[-1])
     assert last["event"] == name and last["decision"] != "failed_open", last
     loaded = {m.split(".")[0] for m in modules}
     assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))

@@ -495,7 +495,7 @@ def test_installed_commands_answer_with_an_empty_environment(gate: Gate, project
                 assert answer["hookSpecificOutput"]["hookEventName"] == spec.event
         if spec.event == "UserPromptSubmit":
             assert "decision" not in (json.loads(out) if out else {})  # never blocks a prompt
-    assert not error_log_file().exists() or not error_log_file().read_text().strip()
+    assert not Path(error_log_file()).exists() or not Path(error_log_file()).read_text().strip()
 
 
 def test_gate_console_script_installs_with_no_path(project: Path, tmp_path: Path) -> None:
@@ -579,7 +579,7 @@ def test_launcher_notice_is_logged_once(project: Path, tmp_path: Path) -> None:
     event = _synthetic(project, "UserPromptSubmit", prompt="hello there")
     runs = [_launcher(tmp_path / "root-without-python", data, env, event) for _ in range(2)]
     assert all(run.returncode == 0 and run.stdout == "" for run in runs)
-    log = error_log_file().read_text().splitlines()
+    log = Path(error_log_file()).read_text().splitlines()
     assert sum("first use" in line for line in log) == 1
     assert "memory-gate plugin" in runs[0].stderr
 
@@ -681,7 +681,7 @@ def test_plugin_marketplace_install_sets_itself_up_and_recalls(gate: Gate, proje
         first = cli("-p", prompt, "--output-format", "json")
         assert first.returncode == 0, first.stderr
         assert memory_id not in json.dumps(server.main_requests()), "recalled before the environment existed"
-        notices = [line for line in error_log_file().read_text().splitlines() if "PluginNotReady" in line]
+        notices = [line for line in Path(error_log_file()).read_text().splitlines() if "PluginNotReady" in line]
         assert len(notices) == 1, notices
 
         data = home / ".claude" / "plugins" / "data" / "memory-gate-memory-gate"
@@ -697,7 +697,7 @@ def test_plugin_marketplace_install_sets_itself_up_and_recalls(gate: Gate, proje
         assert second.returncode == 0, second.stderr
         shown = json.dumps(server.bodies_since(mark))
         assert "MEMORY SEARCH REQUIRED" in shown and memory_id in shown
-        notices = [line for line in error_log_file().read_text().splitlines() if "PluginNotReady" in line]
+        notices = [line for line in Path(error_log_file()).read_text().splitlines() if "PluginNotReady" in line]
         assert len(notices) == 1, "the not-ready notice is said once"
 
     code, out, _ = gate("doctor", "--json")

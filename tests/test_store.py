@@ -84,9 +84,9 @@ def test_validation_errors_write_nothing(gate, project: Path) -> None:
 
 def test_unknown_kind_in_a_file_is_reported_not_fatal(gate, project: Path) -> None:
     paths = ProjectPaths.for_cwd(project)
-    paths.private_store.mkdir(parents=True)
-    (paths.private_store / "m-bad.toml").write_text('id = "m-bad"\nkind = "rumour"\ntitle = "x"\n')
-    (paths.private_store / "m-broken.toml").write_text("this is [not toml")
+    Path(paths.private_store).mkdir(parents=True)
+    (Path(paths.private_store) / "m-bad.toml").write_text('id = "m-bad"\nkind = "rumour"\ntitle = "x"\n')
+    (Path(paths.private_store) / "m-broken.toml").write_text("this is [not toml")
     good = remember(gate, "Deploys go through the staging gate first", "--kind", "directive")
     code, out, err = gate("list")
     assert code == 0
@@ -236,7 +236,7 @@ def test_hook_catches_up_on_directory_change_without_full_scan(project: Path) ->
     store.remember(Memory(id="m-one", kind="finding", title="Alpha beta gamma"))
     index = store.index
     index.catch_up(wait_seconds=5)
-    write_memory(store.paths.private_store, Memory(id="m-two", kind="finding", title="Delta alpha"), private=True)
+    write_memory(Path(store.paths.private_store), Memory(id="m-two", kind="finding", title="Delta alpha"), private=True)
     assert "private" in index.stale_scopes()
     index.catch_up(wait_seconds=5)
     assert index.get("m-two") is not None
@@ -328,7 +328,7 @@ def test_reindex_finishes_a_supersession_interrupted_between_its_two_writes(gate
     # as if `remember --supersedes` was killed after writing the new memory, before marking the old one
     new = Memory(id="m-newwin", kind="decision", title="Deploy window moved to Thursday mornings",
                  links=[Link("supersedes", old)], project=str(project.resolve()))
-    write_memory(store.paths.private_store, new, private=True)
+    write_memory(Path(store.paths.private_store), new, private=True)
     code, out, _ = gate("reindex")
     assert code == 0
     code, out, _ = gate("show", old, "--json")

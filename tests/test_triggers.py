@@ -184,7 +184,7 @@ def _write(store: Path, memory_id: str, kind: str, **fields: object) -> None:
 def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> None:
     paths = ProjectPaths.for_cwd(project)
     defaults = {"gotcha": ["paths"], "directive": ["event:session-start"], "preference": ["event:session-start"]}
-    store = paths.private_store
+    store = Path(paths.private_store)
     _write(store, "m-gotcha", "gotcha", paths=["src/db/**"])
     _write(store, "m-plain", "finding", paths=["src/db/**"])  # findings do not fire on paths by default
     _write(store, "m-cmd", "finding", triggers=["command:make deploy,cooldown:1h"])
@@ -204,7 +204,7 @@ def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> N
     assert ids(table.path_triggers("src/api/views.py")) == {"m-root"}
     assert ids(table.commands(lambda trigger: True)) == {"m-cmd"}
     assert ids(table.event("session-start")) == {"m-pref"}
-    head = json.loads((cues.table_dir(paths) / "head.json").read_text())
+    head = json.loads((Path(cues.table_dir(paths)) / "head.json").read_text())
     assert head["files"] == 8
     # a new memory shows up on the next load (the directory changed); a changed default rebuilds the table
     _write(store, "m-new", "gotcha", triggers=["path:docs/**,expires:2020-01-01"])
@@ -217,14 +217,14 @@ def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> N
     (store / "m-new.toml").unlink()
     table = cues.load(paths, defaults)
     assert ids(table.path_triggers("docs/a.md")) == {"m-root"}
-    assert not (cues.table_dir(paths) / cues.shard_name("docs")).exists()
+    assert not (Path(cues.table_dir(paths)) / cues.shard_name("docs")).exists()
 
 
 def test_a_large_store_is_rebuilt_in_the_background(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = ProjectPaths.for_cwd(project)
     rules = load_rules("triggers", project)
     defaults = {k: list(v) for k, v in rules["defaults"].items()}  # what the builder reads
-    _write(paths.private_store, "m-gotcha", "gotcha", paths=["src/db/**"])
+    _write(Path(paths.private_store), "m-gotcha", "gotcha", paths=["src/db/**"])
     monkeypatch.setattr(cues, "INLINE_FILES", 0)
     spawned: list[ProjectPaths] = []
     monkeypatch.setattr(cues, "_spawn_rebuild", spawned.append)

@@ -135,11 +135,11 @@ def _check_values(layer: Layer) -> None:
 def layers(project_root: Path | None, environ: Mapping[str, str] | None = None) -> list[Layer]:
     """The sources in precedence order (last wins), read and checked."""
     env = os.environ if environ is None else environ
-    user_path = user_config_file()
+    user_path = Path(user_config_file())
     result = [Layer("default", dict(DEFAULTS)), Layer(f"user config {user_path}", read_toml(user_path), user_path)]
     _check_keys(result[1], is_project=False)
     if project_root is not None:
-        project_path = ProjectPaths.for_cwd(project_root).project_config
+        project_path = Path(ProjectPaths.for_cwd(project_root).project_config)
         project = Layer(f"project config {project_path}", read_toml(project_path), project_path)
         _check_keys(project, is_project=True)
         result.append(project)
@@ -213,9 +213,9 @@ def _paths_report(project_root: Path) -> dict[str, Any]:
     project = ProjectPaths.for_cwd(project_root)
     return {
         "user_config": str(user_config_file()),
-        "user_config_exists": user_config_file().is_file(),
+        "user_config_exists": os.path.isfile(user_config_file()),
         "project_config": str(project.project_config),
-        "project_config_exists": project.project_config.is_file(),
+        "project_config_exists": os.path.isfile(project.project_config),
         "gate_home": os.environ.get("GATE_HOME") or None,
         "dirs": {name: str(getattr(dirs, name)) for name in ("config", "data", "state", "cache", "log")},
     }

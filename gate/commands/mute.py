@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from gate.commands._common import add_json_option, add_project_option, print_json
@@ -74,7 +75,7 @@ def _status(paths: ProjectPaths, session: str | None) -> dict[str, Any]:
             state["until"] = format_time(until)
     if session:
         muted = False
-        if ledger_path(session).exists():
+        if os.path.exists(ledger_path(session)):
             with open(ledger_path(session), encoding="utf-8") as handle:
                 try:
                     muted = bool(json.load(handle).get("muted"))
@@ -115,7 +116,7 @@ def run_mute(args: argparse.Namespace) -> int:
             until = time.time() + parse_duration(args.duration)
         except ValueError as error:
             raise ValidationError(str(error)) from error
-    target = mute_file(paths)
+    target = Path(mute_file(paths))
     ensure_private_dir(target.parent)
     target.write_text(json.dumps({"since": time.time(), "until": until, "root": str(paths.root)}), encoding="utf-8")
     _audit(paths, None, "muted", {"until": format_time(until)} if until else None)
@@ -134,8 +135,8 @@ def run_unmute(args: argparse.Namespace) -> int:
         _audit(paths, session, "unmuted")
         _print(args, {"unmuted": "session", "session": session}, f"unmuted session {session}")
         return 0
-    existed = mute_file(paths).exists()
-    mute_file(paths).unlink(missing_ok=True)
+    existed = os.path.exists(mute_file(paths))
+    Path(mute_file(paths)).unlink(missing_ok=True)
     if existed:
         _audit(paths, None, "unmuted")
     _print(args, {"unmuted": "project", "was_muted": existed},

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from pathlib import Path
 
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.memory import cues
@@ -511,4 +510,4 @@ def cue_items(ctx: HookContext, records: list[dict[str, Any]]) -> list[tuple[str
     if not records:
         return []
     header = _messages(ctx, _rules(ctx))["start_section"]
-    return [("", header)] + [(r["id"], index_line(r, with_body=True, root=Path(ctx.paths.root))) for r in records]
+    return [("", header)] + [(r["id"], index_line(r, with_body=True, root=ctx.paths.root)) for r in records]

@@ -16,7 +16,7 @@ from gate.paths import project_root
 def resolve_project(directory: str | None) -> Path:
     if directory is not None and not Path(directory).is_dir():
         raise GateError(f"--project {directory}: no such directory")
-    return project_root(directory)
+    return Path(project_root(directory))
 
 
 @dataclass

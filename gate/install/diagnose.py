@@ -297,7 +297,7 @@ SYNTHETIC: dict[str, dict[str, Any]] = {
 
 def _error_log_size() -> int:
     try:
-        return error_log_file().stat().st_size
+        return os.stat(error_log_file()).st_size
     except OSError:
         return 0
 
@@ -419,7 +419,7 @@ def _forget_session(session: str) -> None:
         from gate.session.ledger import ledger_path
     except ImportError:
         return
-    path = ledger_path(session)
+    path = Path(ledger_path(session))
     for candidate in (path, path.with_name(path.name + ".lock"), path.with_suffix(".lock")):
         with contextlib.suppress(OSError):
             candidate.unlink()
@@ -477,7 +477,7 @@ def rules_health(root: Path) -> list[Check]:
 
     from gate.rules import shipped_rules_dir
 
-    directory = shipped_rules_dir()
+    directory = Path(shipped_rules_dir())
     found = sorted(directory.glob("*.toml")) if directory.is_dir() else []
     if not found:
         return [Check("rules", "fail", f"no rules found in {directory}", "reinstall gate; the rules ship with it")]
@@ -487,7 +487,7 @@ def rules_health(root: Path) -> list[Check]:
             tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             broken.append(f"{path.name}: {error}")
-    for layer in (ProjectPaths.for_cwd(root).root / ".gate" / "rules",):
+    for layer in (Path(ProjectPaths.for_cwd(root).root, ".gate", "rules"),):
         for path in sorted(layer.glob("*.toml")) if layer.is_dir() else []:
             try:
                 tomllib.loads(path.read_text(encoding="utf-8"))
@@ -501,7 +501,7 @@ def rules_health(root: Path) -> list[Check]:
 def recent_failures(hours: float = 24) -> list[Check]:
     """Hook failures in the error log (each one a turn that went on without gate)."""
     try:
-        lines = error_log_file().read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = Path(error_log_file()).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
     cutoff = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - hours * 3600))

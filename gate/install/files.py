@@ -86,7 +86,7 @@ def unified_diff(path: Path, before: str | None, after: str | None) -> str:
 
 
 def _install_state_dir() -> Path:
-    return user_dirs().state / "install"
+    return Path(user_dirs().state, "install")
 
 
 def backup_dir_for(path: Path) -> Path:
@@ -131,7 +131,7 @@ def forget_created(path: Path) -> bool:
 
 def backup(path: Path, text: str) -> Path:
     """Keep the previous content under the state dir (not beside the file: no litter in the repo)."""
-    directory = ensure_private_dir(backup_dir_for(path))
+    directory = Path(ensure_private_dir(backup_dir_for(path)))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = directory / f"{stamp}-{path.name}"
     target.write_text(text, encoding="utf-8")

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
-from urllib.parse import quote  # already imported by pathlib: free
 
 from gate.memory import scan
 from gate.memory import triggers as trig
 from gate.paths import ProjectPaths, ensure_private_dir
+
+join = os.path.join
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -45,12 +45,22 @@ KEEP = ("id", "kind", "title", "created", "updated", "source", "scope", "project
 FLAG_PATHS, FLAG_TRIGGERS, FLAG_ACTIVE = 1, 2, 4
 
 
-def table_dir(paths: ProjectPaths) -> Path:
-    return paths.dirs.cache / "cues" / paths.key
+def table_dir(paths: ProjectPaths) -> str:
+    return join(paths.dirs.cache, "cues", paths.key)
+
+
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
+
+
+def _quote(text: str) -> str:
+    """urllib.parse.quote(text, safe=""), without importing urllib.parse (~3 ms for a hook: it loads ipaddress)."""
+    return "".join(
+        chr(byte) if byte in _UNRESERVED else f"%{byte:02X}" for byte in text.encode("utf-8", "surrogateescape")
+    )
 
 
 def shard_name(static_dir: str) -> str:
-    name = quote(static_dir, safe="") or "%root"
+    name = _quote(static_dir) or "%root"
     if len(name) > 180:
         import zlib
 
@@ -58,7 +68,7 @@ def shard_name(static_dir: str) -> str:
     return f"p-{name}.json"
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
@@ -67,19 +77,20 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) and data.get("version") == VERSION else {}
 
 
-def _write_text(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def _write_text(path: str, text: str) -> None:
+    directory, name = os.path.split(path)
+    temp = join(directory, f".{name}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
     os.replace(temp, path)
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
+def _write_json(path: str, data: dict[str, Any]) -> None:
     _write_text(path, json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
 
 
-def _dir_mtime(path: Path) -> int | None:
+def _dir_mtime(path: str) -> int | None:
     try:
         return os.stat(path).st_mtime_ns
     except OSError:
@@ -172,7 +183,7 @@ def _entry(data: dict[str, Any], scope: str) -> dict[str, Any]:
 
 
 # --- building -----------------------------------------------------------------------------------------------------
-def _read_file(path: Path) -> dict[str, Any] | None:
+def _read_file(path: str) -> dict[str, Any] | None:
     import tomllib
 
     try:
@@ -181,7 +192,8 @@ def _read_file(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     # Shape checks only, for every file: the full validation (_valid) runs on the few that can fire.
-    if not isinstance(data, dict) or not isinstance(data.get("id"), str) or path.stem != data["id"]:
+    stem = os.path.basename(path)[: -len(scan.SUFFIX)]
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str) or stem != data["id"]:
         return None
     if not isinstance(data.get("kind"), str) or not isinstance(data.get("title"), str):
         return None
@@ -193,7 +205,7 @@ def _read_file(path: Path) -> dict[str, Any] | None:
 
 def _scan_scope(
     scope: str,
-    directory: Path,
+    directory: str,
     old_files: dict[str, list[Any]],
     old_records: dict[str, dict[str, Any]],
     defaults: dict[str, list[str]],
@@ -209,7 +221,7 @@ def _scan_scope(
         if previous is not None and previous[:3] == signature:
             summary = previous
         else:
-            data = _read_file(directory / item.name)
+            data = _read_file(join(directory, item.name))
             if data is None:
                 files[item.name] = [*signature, None, "", 0]
                 continue
@@ -222,7 +234,7 @@ def _scan_scope(
         if data is None and old is not None and old.get("scope") == scope:
             records[memory_id] = old
             continue
-        data = data if data is not None else _read_file(directory / item.name)
+        data = data if data is not None else _read_file(join(directory, item.name))
         if data is not None and _valid(data):
             records[memory_id] = _entry(data, scope)
     return files, records
@@ -296,15 +308,15 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
     import fcntl
 
     directory = ensure_private_dir(table_dir(paths))
-    lock_fd = os.open(directory / "build.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    lock_fd = os.open(join(directory, "build.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        head = _read_json(directory / "head.json")
+        head = _read_json(join(directory, "head.json"))
         stale = _stale_scopes(head, paths, defaults)
         if head and not stale:
             return head  # another builder got here first
-        manifest = _read_json(directory / "files.json")
-        old = _read_json(directory / "entries.json")
+        manifest = _read_json(join(directory, "files.json"))
+        old = _read_json(join(directory, "entries.json"))
         recorded = head.get("dirs", {}) if head else {}
         old_scopes = manifest.get("scopes", {}) if head else {}
         old_records: dict[str, dict[str, Any]] = old.get("records", {}) if head else {}
@@ -334,17 +346,20 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
         for name, content in _shards(records, defaults).items():
             text = json.dumps(content, separators=(",", ":"))
             sums[name] = zlib.crc32(text.encode("utf-8", "surrogatepass"))
-            if old_sums.get(name) != sums[name] or not (directory / name).exists():
-                _write_text(directory / name, text)  # only the shards that changed: a store has thousands
+            if old_sums.get(name) != sums[name] or not os.path.exists(join(directory, name)):
+                _write_text(join(directory, name), text)  # only the shards that changed: a store has thousands
         for name in old_sums.keys() - sums.keys():
-            (directory / name).unlink(missing_ok=True)
+            try:  # noqa: SIM105 -- contextlib costs a hook ~2 ms to import
+                os.unlink(join(directory, name))
+            except FileNotFoundError:
+                pass
         if records != old_records or sums != old_sums or not head:
-            _write_json(directory / "entries.json", {"version": VERSION, "records": records, "shards": sums})
+            _write_json(join(directory, "entries.json"), {"version": VERSION, "records": records, "shards": sums})
         if scopes != old_scopes:
-            _write_json(directory / "files.json", {"version": VERSION, "scopes": scopes})
+            _write_json(join(directory, "files.json"), {"version": VERSION, "scopes": scopes})
         head = {"version": VERSION, "defaults": defaults, "dirs": dirs,
                 "files": sum(len(f) for f in scopes.values())}
-        _write_json(directory / "head.json", head)  # last: readers trust the shards once the head moved
+        _write_json(join(directory, "head.json"), head)  # last: readers trust the shards once the head moved
         return head
     finally:
         os.close(lock_fd)
@@ -373,7 +388,7 @@ def _spawn_rebuild(paths: ProjectPaths) -> None:
 
     try:
         directory = ensure_private_dir(table_dir(paths))
-        lock_fd = os.open(directory / "build.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        lock_fd = os.open(join(directory, "build.lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         finally:
@@ -395,7 +410,7 @@ class Table:
         self.head = head
 
     def _shard(self, name: str) -> dict[str, Any]:
-        return _read_json(self.dir / name) if self.head else {}
+        return _read_json(join(self.dir, name)) if self.head else {}
 
     def _entries(self, name: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         shard = self._shard(name)
@@ -435,7 +450,7 @@ class Table:
 
 def load(paths: ProjectPaths, defaults: dict[str, list[str]]) -> Table:
     """The project's cue table: rebuilt first when the store changed and that is cheap, else in the background."""
-    head = _read_json(table_dir(paths) / "head.json")
+    head = _read_json(join(table_dir(paths), "head.json"))
     if not _stale_scopes(head, paths, defaults):
         return Table(paths, head)
     small = int(head.get("files", 0)) <= INLINE_FILES if head else _small_store(paths)

@@ -23,18 +23,19 @@ MAX_FILE_BYTES = 1_000_000
 
 
 class CorruptMemoryFile(GateError):
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
         super().__init__(f"{path}: {reason}", hint="fix or delete the file by hand; `gate doctor` lists these")
-        self.path = path
+        self.path = Path(path)
         self.reason = reason
 
 
-def memory_path(store_dir: Path, memory_id: str) -> Path:
-    return store_dir / f"{memory_id}{SUFFIX}"
+def memory_path(store_dir: str | os.PathLike[str], memory_id: str) -> Path:
+    return Path(store_dir, f"{memory_id}{SUFFIX}")
 
 
-def read_memory(path: Path) -> Memory:
+def read_memory(path: str | os.PathLike[str]) -> Memory:
     """Parse one memory file; CorruptMemoryFile on anything that is not a valid memory."""
+    path = Path(path)
     try:
         with open(path, "rb") as handle:
             if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
@@ -83,10 +84,11 @@ def _place(temp: Path, target: Path, *, new: bool) -> None:
     os.unlink(temp)
 
 
-def write_memory(store_dir: Path, memory: Memory, *, private: bool, new: bool = False) -> Path:
+def write_memory(store_dir: str | os.PathLike[str], memory: Memory, *, private: bool, new: bool = False) -> Path:
     """Atomically write `memory` into `store_dir`; private stores are 0700 directories of 0600 files.
 
     `new`: the id must be free (ValidationError if another writer took it meanwhile)."""
+    store_dir = Path(store_dir)
     if private:
         ensure_private_dir(store_dir)
     else:
@@ -109,14 +111,15 @@ def write_memory(store_dir: Path, memory: Memory, *, private: bool, new: bool = 
     return target
 
 
-def write_memories(items: list[tuple[Path, Memory, bool]], *, new: bool = False) -> None:
+def write_memories(items: list[tuple[str | os.PathLike[str], Memory, bool]], *, new: bool = False) -> None:
     """Write many memories with one flush: all temp files, one os.sync(), then the renames.
 
     The same guarantee as write_memory (a crash leaves each file old or new, never partial) at the cost of
     one sync instead of an fsync per file, which makes a 10k-memory import seconds instead of minutes."""
     staged: list[tuple[Path, Path]] = []
     try:
-        for store_dir, memory, private in items:
+        for directory, memory, private in items:
+            store_dir = Path(directory)
             if private:
                 ensure_private_dir(store_dir)
             else:
@@ -137,7 +140,7 @@ def write_memories(items: list[tuple[Path, Memory, bool]], *, new: bool = False)
         fsync_dir(directory)
 
 
-def fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -150,8 +153,9 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def iter_memories(store_dir: Path) -> Iterator[Memory | CorruptMemoryFile]:
+def iter_memories(store_dir: str | os.PathLike[str]) -> Iterator[Memory | CorruptMemoryFile]:
     """Every memory of a directory, or the error of each file that is not one."""
+    store_dir = Path(store_dir)
     for entry in sorted(scan_dir(store_dir), key=lambda e: e.name):
         try:
             yield read_memory(store_dir / entry.name)

@@ -14,14 +14,15 @@ import json
 import os
 import time
 from collections.abc import Iterable
-from pathlib import Path
 
 import tantivy
 
 from gate.memory.analyzer import ANALYZER_NAME, analyzer
-from gate.memory.scan import settled
+from gate.memory.scan import SUFFIX, settled
 from gate.paths import ProjectPaths, ensure_private_dir
 from gate.textproc import expand_identifiers
+
+join = os.path.join
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class CatchUp:
         return bool(self.added or self.removed)
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
@@ -87,16 +88,17 @@ def _read_json(path: Path) -> dict[str, Any]:
         return {}
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    directory, name = os.path.split(path)
+    temp = join(directory, f".{name}.{os.getpid()}.tmp")
     with open(temp, "w", encoding="utf-8") as handle:
         handle.write(json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
     os.replace(temp, path)
 
 
-def _dir_mtime(path: Path) -> int | None:
+def _dir_mtime(path: str) -> int | None:
     try:
-        return path.stat().st_mtime_ns
+        return os.stat(path).st_mtime_ns
     except OSError:
         return None
 
@@ -131,12 +133,12 @@ class MemoryIndex:
 
     # --- manifests --------------------------------------------------------------------------------------------
     @property
-    def _dirs_file(self) -> Path:
-        return self.dir / "dirs.json"
+    def _dirs_file(self) -> str:
+        return join(self.dir, "dirs.json")
 
     @property
-    def _files_file(self) -> Path:
-        return self.dir / "files.json"
+    def _files_file(self) -> str:
+        return join(self.dir, "files.json")
 
     def stale_scopes(self) -> list[str]:
         """Scopes whose directory changed since the index last saw it (three stats and one small read)."""
@@ -157,11 +159,11 @@ class MemoryIndex:
             # 0700: the index stores every memory's full record, private ones included (tantivy's files are 0644)
             ensure_private_dir(self.dir)
             try:
-                index = tantivy.Index(SCHEMA, path=str(self.dir), reuse=True)
+                index = tantivy.Index(SCHEMA, path=self.dir, reuse=True)
             except ValueError:
                 # A schema from another version or a damaged directory: it is derived, so start over.
                 self._wipe()
-                index = tantivy.Index(SCHEMA, path=str(self.dir), reuse=True)
+                index = tantivy.Index(SCHEMA, path=self.dir, reuse=True)
             index.register_tokenizer(ANALYZER_NAME, analyzer())
             self._index = index
         return self._index
@@ -174,7 +176,9 @@ class MemoryIndex:
         self._index = None
 
     def exists(self) -> bool:
-        return (self.dir / "meta.json").exists() and _read_json(self._dirs_file).get("version") == SCHEMA_VERSION
+        if not os.path.exists(join(self.dir, "meta.json")):
+            return False
+        return _read_json(self._dirs_file).get("version") == SCHEMA_VERSION
 
     def searcher(self) -> tantivy.Searcher:
         index = self._open()
@@ -299,18 +303,18 @@ class MemoryIndex:
         current = {entry.name: entry for entry in scan_dir(directory)}
         updated: dict[str, list[Any]] = {}
         for name in known.keys() - current.keys():
-            writer.delete_documents_by_term("key", f"{scope}/{Path(name).stem}")
+            writer.delete_documents_by_term("key", f"{scope}/{name[: -len(SUFFIX)]}")
             report.removed += 1
         for name, entry in current.items():
             previous = known.get(name)
             if previous is not None and previous[:3] == entry.signature():
                 updated[name] = previous
                 continue
-            writer.delete_documents_by_term("key", f"{scope}/{Path(name).stem}")
+            writer.delete_documents_by_term("key", f"{scope}/{name[: -len(SUFFIX)]}")
             if previous is not None:
                 report.removed += 1
             try:
-                memory = read_memory(directory / name)
+                memory = read_memory(join(directory, name))
                 if memory.scope != scope:
                     memory.scope = scope  # the directory decides the scope; a copied file follows its place
             except CorruptMemoryFile as error:
@@ -318,7 +322,7 @@ class MemoryIndex:
                 updated[name] = [*entry.signature(), None, error.reason]
                 continue
             except OSError as error:
-                report.corrupt.append(CorruptMemoryFile(directory / name, f"unreadable ({error.strerror})"))
+                report.corrupt.append(CorruptMemoryFile(join(directory, name), f"unreadable ({error.strerror})"))
                 continue
             writer.add_document(_document(memory))
             report.added += 1
@@ -357,7 +361,7 @@ class MemoryIndex:
 
         try:
             ensure_private_dir(self.dir)
-            lock_fd = os.open(self.dir / "build.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            lock_fd = os.open(join(self.dir, "build.lock"), os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             finally:
@@ -379,11 +383,11 @@ class MemoryIndex:
         self._apply(self._writer(30.0), list(SCOPES_INDEXED), {}, {}, report, start_over=True)
         return report
 
-    def corrupt_files(self) -> list[tuple[Path, str]]:
+    def corrupt_files(self) -> list[tuple[str, str]]:
         """Files the index could not read, with why (kept in the manifest so they are not re-read each call)."""
         scopes = _read_json(self._files_file).get("scopes", {})
         return [
-            (self.store_dirs[scope] / name, str(entry[4]) if len(entry) > 4 else "unreadable")
+            (join(self.store_dirs[scope], name), str(entry[4]) if len(entry) > 4 else "unreadable")
             for scope, files in scopes.items()
             if scope in self.store_dirs
             for name, entry in files.items()
@@ -441,7 +445,7 @@ def main(argv: list[str]) -> int:
 
     index = MemoryIndex(ProjectPaths.for_cwd(argv[0]))
     ensure_private_dir(index.dir)
-    lock_fd = os.open(index.dir / "build.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    lock_fd = os.open(join(index.dir, "build.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 SUFFIX = ".toml"
 TEMP_PREFIX = ".tmp-"
@@ -42,7 +41,7 @@ class FileEntry:
         return [self.mtime_ns, self.size, self.inode]
 
 
-def scan_dir(store_dir: Path) -> Iterator[FileEntry]:
+def scan_dir(store_dir: str | os.PathLike[str]) -> Iterator[FileEntry]:
     """The memory files of a directory with their stat signatures (temp files and others left out)."""
     try:
         entries = os.scandir(store_dir)

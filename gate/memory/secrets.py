@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from pathlib import Path
 
 from gate.errors import SecretError
 from gate.rules import load_rules
 
 
 @cache
-def _patterns(project_root: Path | None) -> tuple[tuple[str, re.Pattern[str]], ...]:
+def _patterns(project_root: str | None) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """The shipped and the user's patterns, plus any a project adds. Rules replace a list whole, so the project
     layer alone could empty it: a repository's checked-in rules may add patterns, never take one away."""
     own = load_rules("secrets", None).get("pattern", [])
@@ -27,7 +26,7 @@ def _patterns(project_root: Path | None) -> tuple[tuple[str, re.Pattern[str]], .
     return tuple((name, pattern) for (name, _), pattern in compiled.items())
 
 
-def find_secret(text: str, project_root: Path | None = None) -> str | None:
+def find_secret(text: str, project_root: str | None = None) -> str | None:
     """The name of the first secret pattern the text matches, or None."""
     for name, pattern in _patterns(project_root):
         if pattern.search(text):
@@ -35,19 +34,19 @@ def find_secret(text: str, project_root: Path | None = None) -> str | None:
     return None
 
 
-def find_secrets(text: str, project_root: Path | None = None) -> list[str]:
+def find_secrets(text: str, project_root: str | None = None) -> list[str]:
     """Every piece of the text that a secret pattern matches."""
     return [match.group(0) for _, pattern in _patterns(project_root) for match in pattern.finditer(text)]
 
 
-def redact_secrets(text: str, replacement: str = "[redacted]", project_root: Path | None = None) -> str:
+def redact_secrets(text: str, replacement: str = "[redacted]", project_root: str | None = None) -> str:
     """The text with every match of every secret pattern replaced (for logs, which must never hold one)."""
     for _, pattern in _patterns(project_root):
         text = pattern.sub(replacement, text)
     return text
 
 
-def refuse_secrets(fields: dict[str, str], project_root: Path | None = None) -> None:
+def refuse_secrets(fields: dict[str, str], project_root: str | None = None) -> None:
     for field_name, text in fields.items():
         name = find_secret(text, project_root)
         if name:

@@ -9,7 +9,6 @@ same check for every memory and can refresh the hashes or retire the memory.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -32,14 +31,14 @@ def content_hash(path: str | os.PathLike[str]) -> str:
     return f"sha256:{digest.hexdigest()}"
 
 
-def _applies(record: dict[str, Any], root: Path) -> bool:
+def _applies(record: dict[str, Any], root: str | os.PathLike[str]) -> bool:
     """Anchors are relative to the project they were written in; a user-scope memory read from another
     project cannot be checked there (its files are not this project's)."""
     project = record.get("project") or ""
-    return record.get("scope") != "user" or not project or project == str(root)
+    return record.get("scope") != "user" or not project or project == os.fspath(root)
 
 
-def check(record: dict[str, Any], root: Path) -> list[tuple[str, str]]:
+def check(record: dict[str, Any], root: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """(relative path, CHANGED | MISSING | UNREADABLE) for each anchored file that no longer matches."""
     anchors = record.get("anchors") or {}
     if not isinstance(anchors, dict) or not anchors or not _applies(record, root):
@@ -48,7 +47,7 @@ def check(record: dict[str, Any], root: Path) -> list[tuple[str, str]]:
     for relative, recorded in sorted(anchors.items()):
         if not isinstance(relative, str) or not isinstance(recorded, str):
             continue
-        target = root / relative
+        target = os.path.join(root, relative)
         try:
             size = os.stat(target).st_size
             if not os.path.isfile(target):
@@ -87,7 +86,7 @@ def describe(problems: list[tuple[str, str]], date: str) -> str:
     return "stale: " + "; ".join(parts)
 
 
-def stale_mark(record: dict[str, Any], root: Path) -> str:
+def stale_mark(record: dict[str, Any], root: str | os.PathLike[str]) -> str:
     """The warning for a delivered line, or '' when every anchored file still matches."""
     try:
         return describe(check(record, root), str(record.get("created", ""))[:10] or "an unknown date")
@@ -95,7 +94,9 @@ def stale_mark(record: dict[str, Any], root: Path) -> str:
         return ""
 
 
-def anchor_hashes(root: Path, globs: list[str], max_files: int = 50, max_visits: int = 20_000) -> dict[str, str]:
+def anchor_hashes(
+    root: str | os.PathLike[str], globs: list[str], max_files: int = 50, max_visits: int = 20_000
+) -> dict[str, str]:
     """Content hash of each file the globs match now, with the same glob meaning as path triggers
     (gate/memory/triggers.py: `src/db/**` and a plain `src/db` both mean every file beneath src/db).
 
@@ -111,10 +112,10 @@ def anchor_hashes(root: Path, globs: list[str], max_files: int = 50, max_visits:
         except ValueError:
             continue
         pattern = re.compile(trig.glob_regex(glob))
-        start = root / trig.static_dir(glob) if trig.static_dir(glob) else root
+        start = os.path.join(root, trig.static_dir(glob)) if trig.static_dir(glob) else os.fspath(root)
         candidates: list[str] = []
         try:  # a name too long for the file system (ENAMETOOLONG) or with a NUL byte names no file
-            if start.is_file():
+            if os.path.isfile(start):
                 candidates = [trig.static_dir(glob)]
             else:
                 visits = 0
@@ -133,7 +134,7 @@ def anchor_hashes(root: Path, globs: list[str], max_files: int = 50, max_visits:
                 return found
             if relative not in found and pattern.fullmatch(relative):
                 try:
-                    found[relative] = content_hash(root / relative)
+                    found[relative] = content_hash(os.path.join(root, relative))
                 except OSError:
                     continue
     return found

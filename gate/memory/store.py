@@ -85,7 +85,7 @@ class Store:
 
     def _scope_of(self, path: Path) -> str:
         for scope in SCOPES:
-            if path.parent == self.paths.store_for_scope(scope):
+            if path.parent == Path(self.paths.store_for_scope(scope)):
                 return scope
         raise ValueError(path)
 
@@ -138,7 +138,7 @@ class Store:
         return write_memory(store_dir, memory, private=private, new=new)
 
     def _mark_project(self) -> None:
-        marker = self.paths.project_marker
+        marker = Path(self.paths.project_marker)
         if not marker.exists():
             ensure_private_dir(marker.parent)
             marker.write_text(json.dumps({"root": str(self.paths.root)}), encoding="utf-8")

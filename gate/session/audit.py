@@ -9,7 +9,6 @@ import json
 import os
 import re
 import time
-from pathlib import Path
 
 from gate.paths import audit_log_file, ensure_private_dir, error_log_file
 
@@ -92,11 +91,11 @@ def redact(record: dict[str, Any], sources: list[str] | tuple[str, ...] = ()) ->
     return _redact_value(record, frozenset(pieces))
 
 
-def _open(path: Path) -> int:
+def _open(path: str) -> int:
     return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
 
-def _rotate(path: Path, fd: int) -> int:
+def _rotate(path: str, fd: int) -> int:
     """Rename the full log to .1 — once. Two hooks may both find it full; without the flock and the inode check
     the second renamed the fresh file over .1 and a whole generation of lines was lost. Returns an fd on the
     file that now has the name."""
@@ -105,7 +104,7 @@ def _rotate(path: Path, fd: int) -> int:
         current = os.stat(path)
         mine = os.fstat(fd)
         if (current.st_ino, current.st_dev) == (mine.st_ino, mine.st_dev):  # nobody rotated it meanwhile
-            os.replace(path, path.with_name(path.name + ".1"))
+            os.replace(path, path + ".1")
     except FileNotFoundError:
         pass  # renamed a moment ago, the new file not yet created: ours will be
     finally:
@@ -113,8 +112,8 @@ def _rotate(path: Path, fd: int) -> int:
     return _open(path)
 
 
-def _append(path: Path, line: str, max_bytes: int) -> None:
-    ensure_private_dir(path.parent)
+def _append(path: str, line: str, max_bytes: int) -> None:
+    ensure_private_dir(os.path.dirname(path))
     fd = _open(path)
     try:
         if max_bytes and os.fstat(fd).st_size > max_bytes:
@@ -150,11 +149,11 @@ def write_error(event: str, error: BaseException) -> None:
     _append(error_log_file(), line + "\n", 5_000_000)
 
 
-def read_audit(path: Path | None = None) -> list[dict[str, Any]]:
+def read_audit(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """Every record, oldest first (the rotated generation, then the current file); broken lines are skipped."""
-    path = path or audit_log_file()
+    path = os.fspath(path) if path else audit_log_file()
     records: list[dict[str, Any]] = []
-    for candidate in (path.with_name(path.name + ".1"), path):
+    for candidate in (path + ".1", path):
         try:
             with open(candidate, encoding="utf-8", errors="replace") as handle:
                 for line in handle:

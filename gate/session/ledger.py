@@ -13,7 +13,6 @@ import json
 import os
 import re
 import time
-from pathlib import Path
 
 from gate.paths import ensure_private_dir, sessions_dir, sha256_builtin
 
@@ -120,11 +119,11 @@ class Ledger:
         self.compaction_pending = False
 
 
-def ledger_path(session_id: str) -> Path:
-    return sessions_dir() / f"{session_file_stem(session_id)}.json"
+def ledger_path(session_id: str) -> str:
+    return os.path.join(sessions_dir(), f"{session_file_stem(session_id)}.json")
 
 
-def _load(path: Path, session_id: str) -> Ledger:
+def _load(path: str, session_id: str) -> Ledger:
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
@@ -138,9 +137,10 @@ def _load(path: Path, session_id: str) -> Ledger:
     return Ledger(str(session), **{k: v for k, v in data.items() if k in _FIELDS})
 
 
-def _save(path: Path, ledger: Ledger) -> None:
+def _save(path: str, ledger: Ledger) -> None:
     ledger.updated = time.time()
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    directory, name = os.path.split(path)
+    temp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(ledger.to_dict(), handle, separators=(",", ":"))
@@ -159,8 +159,9 @@ class open_ledger:
 
     def __enter__(self) -> Ledger:
         directory = ensure_private_dir(sessions_dir())
-        self.path = directory / f"{session_file_stem(self.session_id)}.json"
-        self.lock_fd = os.open(directory / f"{self.path.stem}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        stem = session_file_stem(self.session_id)
+        self.path = os.path.join(directory, f"{stem}.json")
+        self.lock_fd = os.open(os.path.join(directory, f"{stem}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(self.lock_fd, fcntl.LOCK_EX)
             self.ledger = _load(self.path, self.session_id)
@@ -179,7 +180,7 @@ class open_ledger:
 
 def read_ledger(session_id: str) -> Ledger | None:
     path = ledger_path(session_id)
-    return _load(path, session_id) if path.exists() else None
+    return _load(path, session_id) if os.path.exists(path) else None
 
 
 def clean_old_ledgers(max_age_days: float) -> int:

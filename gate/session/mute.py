@@ -8,8 +8,8 @@ stay silent and say so in the audit (reason SKIP_MUTED), so `gate stats` can cou
 from __future__ import annotations
 
 import json
+import os
 import time
-from pathlib import Path
 
 from gate.paths import ProjectPaths
 
@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def mute_file(paths: ProjectPaths) -> Path:
-    return paths.dirs.state / "mute" / f"{paths.key}.json"
+def mute_file(paths: ProjectPaths) -> str:
+    return os.path.join(paths.dirs.state, "mute", f"{paths.key}.json")
 
 
 def project_mute(paths: ProjectPaths, now: float | None = None) -> dict[str, Any] | None:

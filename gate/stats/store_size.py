@@ -17,8 +17,8 @@ from gate.paths import ProjectPaths, project_key, user_dirs
 def _stores(project: Path | None) -> list[tuple[str, Path]]:
     if project is not None:
         paths = ProjectPaths(root=project, key=project_key(project), dirs=user_dirs())
-        return [(scope, paths.store_for_scope(scope)) for scope in ("private", "team", "user")]
-    projects_dir = user_dirs().data / "projects"
+        return [(scope, Path(paths.store_for_scope(scope))) for scope in ("private", "team", "user")]
+    projects_dir = Path(user_dirs().data, "projects")
     stores: list[tuple[str, Path]] = []
     for marker in sorted(projects_dir.glob("*/project.json")):
         stores.append(("private", marker.parent / "memories"))
@@ -28,7 +28,7 @@ def _stores(project: Path | None) -> list[tuple[str, Path]]:
             continue
         if isinstance(root, str) and root:
             stores.append(("team", Path(root) / ".gate" / "memories"))
-    stores.append(("user", user_dirs().data / "user" / "memories"))
+    stores.append(("user", Path(user_dirs().data, "user", "memories")))
     return stores
 
 

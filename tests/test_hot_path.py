@@ -70,7 +70,8 @@ def _modules_of(event: dict) -> set[str]:
 def test_steady_state_hooks_skip_slow_imports_and_a_follow_up_prompt_skips_tantivy(project: Path, gate) -> None:
     gate("remember", "Reserve account waterfall triggers at 30 days overdue", "--kind", "decision")
     base = {"session_id": "steady", "transcript_path": "", "cwd": str(project)}
-    first = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "When does the reserve account waterfall trigger?"}
+    first = {**base, "hook_event_name": "UserPromptSubmit",
+             "prompt": "When does the reserve account waterfall trigger?"}
     follow_up = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "And the reserve waterfall for overdue days?"}
     _modules_of(first)  # the first prompt of a session is a shift: it searches, so it loads tantivy
     _modules_of({**first, "session_id": "steady-2"})  # and, the first time, parses the rules (then kept as JSON)

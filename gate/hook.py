@@ -12,10 +12,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 MAX_STDIN_BYTES = 64 * 1024 * 1024

@@ -21,14 +21,16 @@ from gate.rules import load_rules
 # tantivy's simple tokenizer: runs of alphanumeric characters (str.isalnum, i.e. \w without the underscore)
 _TOKEN = re.compile(r"[^\W_]+")
 # camelCase / PascalCase / digit boundaries: "parseHTTPConfig2" -> "parse HTTP Config 2"
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])")
+CAMEL = r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])"  # compiled when first needed
 _IDENT = re.compile(r"\b[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b")
 
 
 def expand_identifiers(text: str) -> str:
     """Append the parts of camelCase identifiers so both the whole and its parts are searchable."""
-    parts = [_CAMEL.sub(" ", ident) for ident in _IDENT.findall(text)]
-    return f"{text} {' '.join(parts)}" if parts else text
+    idents = _IDENT.findall(text)
+    if not idents:
+        return text
+    return f"{text} {' '.join(re.sub(CAMEL, ' ', ident) for ident in idents)}"
 
 
 @cache

@@ -163,3 +163,20 @@ def test_discourse_cues(rules: dict[str, Any]) -> None:
     # an explicit pivot or a return to an earlier subject is a shift even when some words are shared
     assert assess("Separate thing: the websocket docs need a diagram of the handshake", record, [], rules).shift
     assert assess("Back to the billing waterfall trigger, again", record, [], rules).shift
+
+
+def test_trivial_checks_agree_with_their_regexes() -> None:
+    """The prompt checks that avoid compiling a regex (a hook's milliseconds) answer as the regex would."""
+    import random
+    import re
+
+    from gate.gates import topic
+
+    rng = random.Random(5)
+    alphabet = "ab nd or 0123456789 .,;:#()-+/&'’_!?\"\t\n\x1c\x00é١٢\u2003AZ"
+    samples = ["", "1", "1 and 2", "1, 2 or 3", "and", "or", " 3 and ", "1 an d 2", "and or", "١٢ and ٣", "\u20031"]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(20_000)]
+    for text in samples:
+        assert topic._only_numbers(text) == (re.match(topic._NUMBERS, text) is not None), repr(text)
+        expected = re.sub(r"\s+", " ", re.sub(topic._NOT_WORD, " ", text.lower())).strip()
+        assert topic._normalise(text) == expected, repr(text)

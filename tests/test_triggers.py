@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gate.errors import ValidationError
-from gate.memory import cues
+from gate.memory import cue_build, cues
 from gate.memory import triggers as trig
 from gate.memory.model import Memory
 from gate.paths import ProjectPaths
@@ -227,8 +227,8 @@ def test_a_large_store_is_rebuilt_in_the_background(project: Path, monkeypatch: 
     _write(Path(paths.private_store), "m-gotcha", "gotcha", paths=["src/db/**"])
     monkeypatch.setattr(cues, "INLINE_FILES", 0)
     spawned: list[ProjectPaths] = []
-    monkeypatch.setattr(cues, "_spawn_rebuild", spawned.append)
+    monkeypatch.setattr(cue_build, "spawn_rebuild", spawned.append)
     table = cues.load(paths, defaults)  # no table yet: nothing fires until the builder is done
     assert spawned == [paths] and table.path_triggers("src/db/x.py") == []
-    assert cues.main([str(project)]) == 0  # what the detached builder runs
+    assert cue_build.main([str(project)]) == 0  # what the detached builder runs
     assert [m for m, _, _ in cues.load(paths, defaults).path_triggers("src/db/x.py")] == ["m-gotcha"]

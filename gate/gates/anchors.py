@@ -3,8 +3,8 @@
 PreToolUse (`evaluate`): before a Read/Edit/Write/MultiEdit/NotebookEdit/Grep/Glob touches a file, or a Bash
 command runs, the memories whose triggers match come back as additionalContext (which Claude Code shows the
 model after the tool result). The tool is never denied. The same machinery serves the other cues: keyword
-and first-prompt cues ride on the recall gate's answer (`on_prompt`), session-start and post-compaction cues
-on the session-start gate's (`at_session_start`).
+and first-prompt cues ride on the recall gate's answer (gate/gates/prompt_cues.py), session-start and
+post-compaction cues on the session-start gate's (`at_session_start`).
 
 Every cue is deterministic and audited: a memory comes back at most once per compaction window (the
 ledger's `delivered`, re-armed at compaction), never outside its not-before/expires window, never sooner
@@ -22,6 +22,7 @@ import time
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.memory import cues
 from gate.memory import triggers as trig
+from gate.memory.cue_build import effective_triggers
 from gate.render import HARD_LIMIT_CHARS, budget_chars, clean, fit, gate_command, index_line
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
@@ -41,12 +42,7 @@ def _rules(ctx: HookContext) -> dict[str, Any]:
     return ctx.rules("triggers")
 
 
-def _defaults(rules: dict[str, Any]) -> dict[str, list[str]]:
-    table = rules.get("defaults", {})
-    return {str(k): [str(c) for c in v] for k, v in table.items() if isinstance(v, list)}
-
-
-def _messages(ctx: HookContext, rules: dict[str, Any]) -> dict[str, str]:
+def messages_for(ctx: HookContext, rules: dict[str, Any]) -> dict[str, str]:
     merged = dict(rules.get("messages", {}))  # older user overrides in triggers.toml still count
     merged.update(ctx.rules("messages").get("anchors", {}))
     return merged
@@ -285,7 +281,7 @@ def deliver(
     shown, over = ordered[:max_items], ordered[max_items:]
     root = ctx.paths.root
     items = [(r["id"], index_line(r, with_body=True, root=root)) for r in shown]
-    messages = _messages(ctx, rules)
+    messages = messages_for(ctx, rules)
     footer = [provenance_note(ctx, shown), messages["footer"].format(gate=gate_command())]
     text, kept, dropped = fit([header], items, footer, limit)
     dropped += [r["id"] for r in over]
@@ -299,7 +295,7 @@ def deliver(
     return text, kept, dropped, ""
 
 
-def _skip_reason(selection: Selection) -> str:
+def skip_reason(selection: Selection) -> str:
     if selection.suppressed:
         return "SUPPRESSED_ALREADY_DELIVERED"
     if selection.cooling:
@@ -309,7 +305,7 @@ def _skip_reason(selection: Selection) -> str:
     return "SKIP_NO_CUE"
 
 
-def _extra(selection: Selection, kept: list[str]) -> dict[str, Any]:
+def selection_extra(selection: Selection, kept: list[str]) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     fired = {record["id"]: trigger.get("spec", "") for record, trigger in selection.deliver if record["id"] in kept}
     if fired:
@@ -334,7 +330,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     muted = muted_by(ctx.paths, ledger.muted)
     if muted:
         return Outcome("skipped", "SKIP_MUTED", gate=GATE, extra={**extra, "muted": muted})
-    table = cues.load(ctx.paths, _defaults(rules))
+    table = cues.load(ctx.paths, cues.defaults_from(rules))
     found: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     for relative in touch.files:
         found += table.path_triggers(relative)
@@ -348,17 +344,17 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     if not matched:
         return Outcome("skipped", "SKIP_NO_CUE", gate=GATE, extra=extra)
     selection = select(records, matched, ledger, time.time())
-    extra.update(_extra(selection, []))
+    extra.update(selection_extra(selection, []))
     suppressed = selection.suppressed + selection.cooling
     if not selection.deliver:
-        return Outcome("skipped", _skip_reason(selection), gate=GATE, suppressed=suppressed, extra=extra)
-    messages = _messages(ctx, rules)
+        return Outcome("skipped", skip_reason(selection), gate=GATE, suppressed=suppressed, extra=extra)
+    messages = messages_for(ctx, rules)
     if touch.command is not None:
         target = messages["target_command"].format(command=clean(touch.command, 80).replace("`", "'"))
     else:
         target = clean(touch.label, 200)
     text, kept, dropped, drop_reason = deliver(ctx, ledger, selection, messages["header"].format(target=target), rules)
-    extra.update(_extra(selection, kept))
+    extra.update(selection_extra(selection, kept))
     if text is None:
         return Outcome("skipped", drop_reason, gate=GATE, suppressed=suppressed, dropped=dropped, extra=extra)
     first = next(trigger for record, trigger in selection.deliver if record["id"] == kept[0])
@@ -376,96 +372,6 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     )
 
 
-# --- UserPromptSubmit: keyword and first-prompt cues ------------------------------------------------------------------
-def _keyword_match(keywords: list[str], prompt_terms: set[str], prompt_words: set[str]) -> bool:
-    from gate.textproc import terms
-
-    for phrase in keywords:
-        for word in phrase.split():
-            stems = terms(word)
-            if stems:
-                if not all(stem in prompt_terms for stem in stems):
-                    return False
-            elif word.lower().strip(".,;:!?\"'") not in prompt_words:
-                return False
-    return True
-
-
-def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
-    """Add keyword- and prompt-cued memories to the recall gate's answer (or answer alone when it was silent)."""
-    prompt = ctx.event.get("prompt")
-    if not isinstance(prompt, str) or outcome.reason == "SKIP_MUTED" or muted_by(ctx.paths, ledger.muted):
-        return outcome
-    rules = _rules(ctx)
-    found = cues.load(ctx.paths, _defaults(rules)).event("prompt")
-    if not found:
-        return outcome
-    from gate.textproc import terms
-
-    prompt = prompt[:6000]
-    prompt_terms = set(terms(prompt))
-    prompt_words = set(re.findall(r"[\w'-]+", prompt.lower()))
-    def holds(trigger: dict[str, Any]) -> bool:
-        keywords = trigger.get("keywords") or []
-        return trigger.get("event") in (None, "prompt") and (
-            not keywords or _keyword_match(keywords, prompt_terms, prompt_words)
-        )
-
-    matched, records = collect(found, holds)
-    if not matched:
-        return outcome
-    words_seen = [word for fired in matched.values() for trigger in fired for word in trigger.get("keywords", [])]
-    selection = select(records, matched, ledger, time.time())
-    covered = [i for i in selection.suppressed if i in outcome.delivered]  # the recall search just delivered it
-    selection.suppressed = [i for i in selection.suppressed if i not in covered]
-    cue_extra = _extra(selection, [])
-    suppressed = selection.suppressed + selection.cooling
-    existing = ""
-    if outcome.output is not None:
-        existing = str(outcome.output.get("hookSpecificOutput", {}).get("additionalContext", ""))
-    text = None
-    kept: list[str] = []
-    dropped: list[str] = []
-    drop_reason = ""
-    if selection.deliver:
-        messages = _messages(ctx, rules)
-        cue = (
-            messages["prompt_cue_keyword"].format(words=", ".join(clean(w, 40) for w in dict.fromkeys(words_seen)))
-            if words_seen
-            else messages["prompt_cue_event"]
-        )
-        text, kept, dropped, drop_reason = deliver(
-            ctx, ledger, selection, messages["prompt_header"].format(cue=cue), rules,
-            room=HARD_LIMIT_CHARS - len(existing) - 2,
-        )
-        cue_extra = _extra(selection, kept)
-    cue_reason = ("FIRED_KEYWORD" if words_seen else "FIRED_PROMPT_EVENT") if text else (
-        drop_reason or ("COVERED_BY_RECALL" if covered and not selection.suppressed else _skip_reason(selection))
-    )
-    cue_extra["reason"] = cue_reason
-    outcome.extra["cues"] = cue_extra
-    outcome.suppressed += [i for i in suppressed if i not in outcome.suppressed]
-    outcome.dropped += dropped
-    if text is None:
-        return outcome
-    combined = f"{existing}\n\n{text}" if existing else text
-    outcome.output = additional_context("UserPromptSubmit", combined)
-    outcome.delivered += kept
-    outcome.chars = len(combined)
-    if outcome.decision != "fired":
-        outcome.extra["recall"] = outcome.reason
-        outcome.decision, outcome.reason, outcome.gate = "fired", cue_reason, "cues"
-    return outcome
-
-
-def withheld(ctx: HookContext) -> set[str]:
-    """Memories outside every one of their time windows (expired, not yet due): no gate delivers them now."""
-    try:
-        return cues.load(ctx.paths, _defaults(_rules(ctx))).withheld(time.time())
-    except Exception:  # the recall gate must not fail because of the cue table
-        return set()
-
-
 # --- SessionStart: session-start and post-compaction cues -------------------------------------------------------------
 def at_session_start(
     ctx: HookContext, ledger: Ledger, source: Any, directives: list[dict[str, Any]], tasks: list[dict[str, Any]]
@@ -476,13 +382,13 @@ def at_session_start(
     of their own; other memories come back when they declare this event. Cued ones are ordered by precedence
     and split around the tasks, so the budget drops them in precedence order."""
     rules = _rules(ctx)
-    defaults = _defaults(rules)
+    defaults = cues.defaults_from(rules)
     try:
         table = cues.load(ctx.paths, defaults)
     except Exception:  # without the cue table, the kinds' standing delivery goes on as before
         return directives, tasks, [], []
     channel = trig.CHANNEL_COMPACT if source == "compact" else trig.CHANNEL_START
-    found = [(r["id"], t, r) for r in directives + tasks for t in cues.effective_triggers(r, defaults)]
+    found = [(r["id"], t, r) for r in directives + tasks for t in effective_triggers(r, defaults)]
     found += table.event(channel)
     matched, records = collect(found, lambda trigger: trigger.get("event") == channel)
     selection = select(records, matched, ledger, time.time())
@@ -509,5 +415,5 @@ def cue_items(ctx: HookContext, records: list[dict[str, Any]]) -> list[tuple[str
     """A section of cued memories for the session-start answer (empty when there are none)."""
     if not records:
         return []
-    header = _messages(ctx, _rules(ctx))["start_section"]
+    header = messages_for(ctx, _rules(ctx))["start_section"]
     return [("", header)] + [(r["id"], index_line(r, with_body=True, root=ctx.paths.root)) for r in records]

@@ -7,9 +7,8 @@ find nothing pass without a word. What was delivered in this compaction window i
 from __future__ import annotations
 
 from gate.gates import topic
-from gate.gates.anchors import on_prompt, withheld
 from gate.gates.base import HookContext, Outcome, additional_context
-from gate.render import budget_chars, clean, fit, gate_command, index_line
+from gate.gates.prompt_cues import on_prompt, withheld
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
 from gate.session.transcript import previous_turn
@@ -29,6 +28,8 @@ def _passes_floor(hit: Hit, query_size: int, floor: dict[str, Any]) -> bool:
 def render(
     reason: str, terms: list[str], hits: list[Hit], related: list[Any], ctx: HookContext, limit: int
 ) -> tuple[str, list[str], list[str]]:
+    from gate.render import clean, fit, gate_command, index_line  # only when there is something to say
+
     messages = ctx.rules("messages")["recall"]
     with_body = set(ctx.rules("recall").get("delivery", {}).get("with_body", []))
     gate = gate_command()
@@ -121,6 +122,8 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
         reason_code, reason_text = "FIRED_SESSION_START", messages["reason_first"]
     else:
         reason_code, reason_text = "FIRED_TOPIC_SHIFT", messages["reason_shift"]
+    from gate.render import budget_chars
+
     limit = budget_chars(int(ctx.settings.get("recall_budget_tokens", 1500)))
     text, kept, dropped = render(reason_text, verdict.terms, hits, related, ctx, limit)
     ledger.mark_delivered(kept)

@@ -12,7 +12,7 @@ import math
 import re
 from functools import cache
 
-from gate.textproc import expand_identifiers, terms
+from gate.textproc import CAMEL, expand_identifiers, terms
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
 if TYPE_CHECKING:
@@ -23,9 +23,17 @@ if TYPE_CHECKING:
 
 # Words as the user wrote them, to map a stem back to a readable surface form.
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])")
-_SLASH_COMMAND = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
-_NUMBERS = re.compile(r"^[\s\d.,;:#()\-+/&]*(?:and|or)?[\s\d.,;:#()\-+/&]*$")
+# The regexes below compile on first use, and only when a cheap check says they could match: compiling one
+# costs a hook process 50-300 µs, and most prompts need none of them.
+_SLASH_COMMAND = r"^/[A-Za-z][\w:.-]*(?:\s|$)"
+_NUMBERS = r"^[\s\d.,;:#()\-+/&]*(?:and|or)?[\s\d.,;:#()\-+/&]*$"
+_NUMBERS_ASCII = " \t\n\r\f\v\x1c\x1d\x1e\x1f0123456789.,;:#()-+/&"  # _NUMBERS' classes, ASCII part
+_NOT_WORD = r"[^\w\s'/’]"
+# ASCII characters that _NOT_WORD matches (neither \w, whitespace, quote nor slash) -> space
+_ASCII_NOT_WORD = {
+    code: " " for code in range(128)
+    if not (chr(code).isalnum() or chr(code).isspace() or chr(code) in "_'/")
+}
 _PATH_SPLIT = re.compile(r"[\\/]+")
 _PATH_PART = re.compile(r"[._\-\s]+")
 
@@ -100,8 +108,7 @@ def _num(rules: Rules, section: str, key: str, default: float) -> float:
 @cache
 def _stem_set(words: tuple[str, ...]) -> frozenset[str]:
     out: set[str] = set()
-    for word in words:
-        out.update(terms(word))
+    out.update(terms(" ".join(words)))  # one pass: the same stems as word by word
     return frozenset(out)
 
 
@@ -124,15 +131,26 @@ def _stem_word(word: str) -> tuple[str, ...]:
 
 
 def _normalise(prompt: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"[^\w\s'/’]", " ", prompt.lower())).strip()
+    """Lowercase, punctuation (but ' and /) to spaces, whitespace runs to one space."""
+    lowered = prompt.lower()
+    spaced = lowered.translate(_ASCII_NOT_WORD) if lowered.isascii() else re.sub(_NOT_WORD, " ", lowered)
+    return " ".join(spaced.split())
+
+
+def _only_numbers(text: str) -> bool:
+    """_NUMBERS.match(text), answered without the regex when the text is ASCII."""
+    rest = text.strip(_NUMBERS_ASCII)
+    if rest in ("", "and", "or"):
+        return True
+    return not rest.isascii() and re.match(_NUMBERS, text) is not None
 
 
 def is_trivial(prompt: str, rules: Rules) -> bool:
     """An acknowledgement, a choice by number, or a slash command: nothing to search memory for."""
     text = (prompt or "").strip()
-    if not text or _SLASH_COMMAND.match(text):
+    if not text or (text.startswith("/") and re.match(_SLASH_COMMAND, text)):
         return True
-    if _NUMBERS.match(text):
+    if _only_numbers(text):
         return True
     section = _section(rules, "trivial")
     normal = _normalise(text)
@@ -192,7 +210,7 @@ def _surface_map(prompt: str, rules: Rules) -> tuple[dict[str, str], list[str | 
     sequence: list[str | None] = []
     for match in _WORD.finditer(prompt[:limit]):
         word = match.group(0)
-        for piece in _CAMEL.sub(" ", word).split() if _is_identifier(word) else [word]:
+        for piece in re.sub(CAMEL, " ", word).split() if _is_identifier(word) else [word]:
             stem = _stem_word(piece.lower())
             if stem:
                 surface.setdefault(stem[0], piece.lower())

@@ -26,8 +26,8 @@ REDACTED = "[redacted]"
 # (_hinted is cheap; loading and compiling the secret patterns costs ~4 ms, so it waits for a reason.)
 _KEYLIKE = re.compile(r"[A-Za-z0-9_+/=.\-]{16,}")
 _LETTERS = re.compile(r"[A-Za-z]{28,}")
-_RUN = re.compile(r"[A-Za-z0-9]{16,}")
-_PIECE = re.compile(r"[A-Za-z0-9]{4,}")
+_RUN = r"[A-Za-z0-9]{16,}"  # these two compile only when a text was hinted (re caches them after that)
+_PIECE = r"[A-Za-z0-9]{4,}"
 # Fields gate itself fills (ids, codes, paths, times): never free text, left as they are.
 _STRUCTURAL = frozenset({
     "session", "project", "transcript", "ts", "event", "gate", "decision", "reason", "delivered", "suppressed",
@@ -57,7 +57,7 @@ def _redact_text(text: str, pieces: frozenset[str]) -> str:
         from gate.memory.secrets import redact_secrets  # only for text that could hold a secret
 
         text = redact_secrets(text, REDACTED)
-        text = _RUN.sub(lambda m: REDACTED if _looks_random(m.group(0)) else m.group(0), text)
+        text = re.sub(_RUN, lambda m: REDACTED if _looks_random(m.group(0)) else m.group(0), text)
     if pieces:
         lowered = text.lower()
         if len(lowered) >= 4 and any(lowered in piece for piece in pieces):
@@ -87,7 +87,7 @@ def redact(record: dict[str, Any], sources: list[str] | tuple[str, ...] = ()) ->
             from gate.memory.secrets import find_secrets
 
             for found in find_secrets(text):
-                pieces.update(piece.lower() for piece in _PIECE.findall(found))
+                pieces.update(piece.lower() for piece in re.findall(_PIECE, found))
     return _redact_value(record, frozenset(pieces))
 
 

@@ -1,0 +1,355 @@
+"""Building the cue table (gate/memory/cues.py): scan the store directories, keep the memories that can come
+back by themselves, and write the shards. Runs inside a hook when a small store changed, else detached
+(`python -m gate.memory.cue_build PROJECT_ROOT`); reading the shards never imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from gate.memory import cues, scan
+from gate.memory import triggers as trig
+from gate.memory.cues import (
+    SCOPES,
+    STANDING_KINDS,
+    VERSION,
+    defaults_from,
+    dir_mtime,
+    read_json,
+    shard_name,
+    stale_scopes,
+    table_dir,
+)
+from gate.paths import ProjectPaths, ensure_private_dir
+
+join = os.path.join
+
+TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
+
+BODY_CHARS = 400
+KEEP = ("id", "kind", "title", "created", "updated", "source", "scope", "project", "status", "anchors", "paths",
+        "triggers")
+FLAG_PATHS, FLAG_TRIGGERS, FLAG_ACTIVE = 1, 2, 4
+
+
+def _write_text(path: str, text: str) -> None:
+    directory, name = os.path.split(path)
+    temp = join(directory, f".{name}.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(temp, path)
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    _write_text(path, json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
+
+
+# --- what qualifies, and with which effective triggers ------------------------------------------------------------
+def qualifies(kind: str, flags: int, defaults: dict[str, list[str]]) -> bool:
+    """Whether a memory belongs in the shards: active, and with triggers or a default cue the shards serve."""
+    if not flags & FLAG_ACTIVE:
+        return False
+    if flags & FLAG_TRIGGERS:
+        return True
+    cues = defaults.get(kind) or []
+    if "paths" in cues and flags & FLAG_PATHS:
+        return True
+    return kind not in STANDING_KINDS and any(cue != "paths" for cue in cues)
+
+
+def _flags(data: dict[str, Any]) -> int:
+    return (
+        (FLAG_PATHS if data.get("paths") else 0)
+        | (FLAG_TRIGGERS if data.get("triggers") else 0)
+        | (FLAG_ACTIVE if data.get("status", "active") == "active" else 0)
+    )
+
+
+def effective_triggers(record: dict[str, Any], defaults: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """The triggers a memory fires on, in stored form. Its own cue triggers as written; a spec without a cue
+    (only modifiers) and a memory without any spec get the kind's default cues, bounded by those modifiers."""
+    parsed: list[trig.Trigger] = []
+    for spec in record.get("triggers") or []:
+        try:
+            parsed.append(trig.parse(spec))
+        except Exception:  # a spec this version cannot read never fires; `gate verify` reports it
+            continue
+    out = [t.to_json() for t in parsed if t.has_cue]
+    cueless = [t for t in parsed if not t.has_cue]
+    if not record.get("triggers"):
+        cueless = [trig.Trigger("")]
+    for bound in cueless:
+        for default in _default_cues(record, defaults):
+            combined = dict(default)
+            combined["default"] = True
+            for name in ("not_before", "expires", "cooldown"):
+                value = getattr(bound, name)
+                if value is not None:
+                    combined[name] = value
+            if bound.spec:
+                combined["spec"] = f"{combined['spec']},{bound.spec}"
+            out.append(combined)
+    return out
+
+
+def _default_cues(record: dict[str, Any], defaults: dict[str, list[str]]) -> list[dict[str, Any]]:
+    cues: list[dict[str, Any]] = []
+    for cue in defaults.get(record.get("kind", ""), []) or []:
+        if cue == "paths":
+            for glob in record.get("paths") or []:
+                try:
+                    normal = trig.normalize_glob(glob)
+                except ValueError:
+                    continue
+                cues.append({"spec": f"path:{normal}", "paths": [normal]})
+        else:
+            try:
+                cues.append(trig.parse(cue).to_json())
+            except Exception:
+                continue
+    return cues
+
+
+def _explicit_windows(record: dict[str, Any]) -> list[list[float | None]]:
+    windows: list[list[float | None]] = []
+    for spec in record.get("triggers") or []:
+        try:
+            parsed = trig.parse(spec)
+        except Exception:
+            continue
+        windows.append([parsed.not_before, parsed.expires])
+    return windows
+
+
+def _entry(data: dict[str, Any], scope: str) -> dict[str, Any]:
+    record = {key: data.get(key) for key in KEEP}
+    record["scope"] = scope
+    body = data.get("body") or ""
+    record["body"] = body if len(body) <= BODY_CHARS else body[:BODY_CHARS]
+    return record
+
+
+# --- building -----------------------------------------------------------------------------------------------------
+def _read_file(path: str) -> dict[str, Any] | None:
+    import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, ValueError):
+        return None
+    # Shape checks only, for every file: the full validation (_valid) runs on the few that can fire.
+    stem = os.path.basename(path)[: -len(scan.SUFFIX)]
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str) or stem != data["id"]:
+        return None
+    if not isinstance(data.get("kind"), str) or not isinstance(data.get("title"), str):
+        return None
+    for name in ("paths", "triggers"):
+        if not isinstance(data.get(name, []), list):
+            return None
+    return data
+
+
+def _scan_scope(
+    scope: str,
+    directory: str,
+    old_files: dict[str, list[Any]],
+    old_records: dict[str, dict[str, Any]],
+    defaults: dict[str, list[str]],
+) -> tuple[dict[str, list[Any]], dict[str, dict[str, Any]]]:
+    """Rescan one store directory: (file signatures with summaries, qualifying records by id)."""
+
+    files: dict[str, list[Any]] = {}
+    records: dict[str, dict[str, Any]] = {}
+    for item in scan.scan_dir(directory):
+        signature = item.signature()
+        previous = old_files.get(item.name)
+        data: dict[str, Any] | None = None
+        if previous is not None and previous[:3] == signature:
+            summary = previous
+        else:
+            data = _read_file(join(directory, item.name))
+            if data is None:
+                files[item.name] = [*signature, None, "", 0]
+                continue
+            summary = [*signature, data["id"], data["kind"], _flags(data)]
+        files[item.name] = summary
+        memory_id, kind, flags = summary[3], summary[4], summary[5]
+        if memory_id is None or not qualifies(kind, flags, defaults):
+            continue
+        old = old_records.get(memory_id)
+        if data is None and old is not None and old.get("scope") == scope:
+            records[memory_id] = old
+            continue
+        data = data if data is not None else _read_file(join(directory, item.name))
+        if data is not None and _valid(data):
+            records[memory_id] = _entry(data, scope)
+    return files, records
+
+
+def _valid(data: dict[str, Any]) -> bool:
+    """The full check the index applies, for the few files that can fire: a file the index skips as corrupt
+    must not fire either."""
+    from gate.errors import GateError
+    from gate.memory.model import Memory
+
+    try:
+        Memory.from_dict(data, fill_defaults=False)
+    except (GateError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _shards(records: dict[str, dict[str, Any]], defaults: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+    """Shard file name -> content: path buckets by literal directory, commands, one per event, and windows."""
+    shards: dict[str, dict[str, Any]] = {}
+    windows: dict[str, Any] = {"version": VERSION, "windows": {}}
+
+    def add(name: str, memory_id: str, trigger: dict[str, Any], record: dict[str, Any]) -> None:
+        shard = shards.setdefault(name, {"version": VERSION, "memories": {}, "triggers": []})
+        shard["memories"][memory_id] = record
+        shard["triggers"].append([memory_id, trigger])
+
+    def add_command(memory_id: str, trigger: dict[str, Any], record: dict[str, Any]) -> None:
+        # every Bash call reads the command triggers; their memories only when one matches
+        shards.setdefault("c-commands.json", {"version": VERSION, "triggers": []})["triggers"].append(
+            [memory_id, trigger]
+        )
+        shards.setdefault("c-records.json", {"version": VERSION, "memories": {}})["memories"][memory_id] = record
+
+    for memory_id, record in sorted(records.items()):
+        explicit = _explicit_windows(record)
+        if any(w[0] is not None or w[1] is not None for w in explicit):
+            windows["windows"][memory_id] = explicit
+        for trigger in effective_triggers(record, defaults):
+            if trigger.get("paths"):
+                add(shard_name(max((trig.static_dir(g) for g in trigger["paths"]), key=len)), memory_id, trigger,
+                    record)
+            elif record.get("kind") in STANDING_KINDS and trigger.get("default"):
+                continue  # delivered from the index's records by the session-start gate
+            elif trigger.get("commands"):
+                add_command(memory_id, trigger, record)
+            elif trigger.get("keywords"):
+                add("e-prompt.json", memory_id, trigger, record)
+            elif trigger.get("event"):
+                add(f"e-{trigger['event']}.json", memory_id, trigger, record)
+    shards["windows.json"] = windows
+    return shards
+
+
+def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, Any]:
+    """Bring the shards level with the store directories (under a lock: one builder at a time)."""
+    import fcntl
+
+    directory = ensure_private_dir(table_dir(paths))
+    lock_fd = os.open(join(directory, "build.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        head = read_json(join(directory, "head.json"))
+        stale = stale_scopes(head, paths, defaults)
+        if head and not stale:
+            return head  # another builder got here first
+        manifest = read_json(join(directory, "files.json"))
+        old = read_json(join(directory, "entries.json"))
+        recorded = head.get("dirs", {}) if head else {}
+        old_scopes = manifest.get("scopes", {}) if head else {}
+        old_records: dict[str, dict[str, Any]] = old.get("records", {}) if head else {}
+        records: dict[str, dict[str, Any]] = {}
+        scopes: dict[str, dict[str, list[Any]]] = {}
+        dirs: dict[str, dict[str, Any]] = {}
+        for scope in SCOPES:
+            store = paths.store_for_scope(scope)
+            same_place = (recorded.get(scope) or {}).get("path") == str(store)
+            old_files = old_scopes.get(scope, {}) if same_place else {}
+            if scope in stale:
+                mtime = dir_mtime(store)  # before listing: a write after this moves the mtime past it
+                files, found = _scan_scope(scope, store, old_files, old_records, defaults)
+                settled = scan.settled(mtime)
+                dirs[scope] = {"path": str(store), "mtime_ns": mtime if settled else -1}
+            else:
+                files = old_files
+                found = {k: v for k, v in old_records.items() if v.get("scope") == scope}
+                dirs[scope] = recorded[scope]
+            scopes[scope] = files
+            for memory_id, record in found.items():
+                records.setdefault(memory_id, record)  # private shadows team shadows user, as the store resolves ids
+        import zlib
+
+        old_sums: dict[str, int] = old.get("shards", {}) if head else {}
+        sums: dict[str, int] = {}
+        for name, content in _shards(records, defaults).items():
+            text = json.dumps(content, separators=(",", ":"))
+            sums[name] = zlib.crc32(text.encode("utf-8", "surrogatepass"))
+            if old_sums.get(name) != sums[name] or not os.path.exists(join(directory, name)):
+                _write_text(join(directory, name), text)  # only the shards that changed: a store has thousands
+        for name in old_sums.keys() - sums.keys():
+            try:  # noqa: SIM105 -- contextlib costs a hook ~2 ms to import
+                os.unlink(join(directory, name))
+            except FileNotFoundError:
+                pass
+        if records != old_records or sums != old_sums or not head:
+            _write_json(join(directory, "entries.json"), {"version": VERSION, "records": records, "shards": sums})
+        if scopes != old_scopes:
+            _write_json(join(directory, "files.json"), {"version": VERSION, "scopes": scopes})
+        head = {"version": VERSION, "defaults": defaults, "dirs": dirs,
+                "files": sum(len(f) for f in scopes.values())}
+        _write_json(join(directory, "head.json"), head)  # last: readers trust the shards once the head moved
+        return head
+    finally:
+        os.close(lock_fd)
+
+
+def small_store(paths: ProjectPaths) -> bool:
+    """Whether a first build is cheap enough to run inside a hook (counted without stat calls)."""
+    count = 0
+    for scope in SCOPES:
+        try:
+            with os.scandir(paths.store_for_scope(scope)) as entries:
+                for _ in entries:
+                    count += 1
+                    if count > cues.INLINE_FILES:
+                        return False
+        except OSError:
+            continue
+    return True
+
+
+def spawn_rebuild(paths: ProjectPaths) -> None:
+    """Rebuild in a detached process, unless one is running; the hook goes on with the shards it has."""
+    import fcntl
+    import subprocess
+    import sys
+
+    try:
+        directory = ensure_private_dir(table_dir(paths))
+        lock_fd = os.open(join(directory, "build.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(lock_fd)
+        subprocess.Popen(  # detached and silent: Claude Code waits for the hook's stdout to close
+            [sys.executable, "-m", "gate.memory.cue_build", paths.root],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+        )
+    except OSError:
+        return  # a builder is at work (the lock is held), or none can start: the next call tries again
+
+
+def main(argv: list[str]) -> int:
+    """`python -m gate.memory.cue_build PROJECT_ROOT`: the background rebuild."""
+    from gate.rules import load_rules
+
+    paths = ProjectPaths.for_cwd(argv[0] if argv else None)
+    rebuild(paths, defaults_from(load_rules("triggers", paths.root)))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

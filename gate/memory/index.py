@@ -130,6 +130,7 @@ class MemoryIndex:
         self.dir = paths.index_dir
         self.store_dirs = {scope: paths.store_for_scope(scope) for scope in SCOPES_INDEXED}
         self._index: tantivy.Index | None = None
+        self._searcher: tantivy.Searcher | None = None
 
     # --- manifests --------------------------------------------------------------------------------------------
     @property
@@ -174,6 +175,7 @@ class MemoryIndex:
         shutil.rmtree(self.dir, ignore_errors=True)
         ensure_private_dir(self.dir)
         self._index = None
+        self._searcher = None
 
     def exists(self) -> bool:
         if not os.path.exists(join(self.dir, "meta.json")):
@@ -181,9 +183,12 @@ class MemoryIndex:
         return _read_json(self._dirs_file).get("version") == SCHEMA_VERSION
 
     def searcher(self) -> tantivy.Searcher:
-        index = self._open()
-        index.reload()
-        return index.searcher()
+        """A searcher on the last commit, kept for this object's later reads until it writes again."""
+        if self._searcher is None:
+            index = self._open()
+            index.reload()
+            self._searcher = index.searcher()
+        return self._searcher
 
     def _writer(self, wait_seconds: float) -> tantivy.IndexWriter:
         deadline = time.monotonic() + wait_seconds
@@ -246,6 +251,7 @@ class MemoryIndex:
         start_over: bool,
     ) -> None:
         """Under the writer: re-index the scopes, commit if anything changed, then record the manifests."""
+        self._searcher = None  # whatever happens below, the next read looks at the index afresh
         try:
             # A writer killed mid-commit leaves files that meta.json never adopted (a `<segment>.<opstamp>.del`
             # among them); repeating its work would reach the same opstamp, and the commit would fail on

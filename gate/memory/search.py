@@ -198,10 +198,6 @@ def search(
         else:
             hit.score = max(hit.score, score)
     ordered = sorted(ranked.values(), key=lambda h: (-h.score, h.id))
-    wanted = set(terms)
-    for hit in ordered:
-        present = set(text_terms(f"{hit.record['title']} {hit.record['body']} {' '.join(hit.record['tags'])}"))
-        hit.matched = [t for t in terms if t in present and t in wanted]
     top = ordered[0].score if ordered else 0.0
     cliff = max(float(cut.get("min_score", 0.0)), top * float(cut.get("cliff_ratio", 0.0)))
     hits: list[Hit] = []
@@ -218,6 +214,9 @@ def search(
             disposition = "ADMITTED"
             hits.append(hit)
         candidates.append(Candidate(hit.id, hit.record["title"], hit.score, disposition))
+    for hit in hits:  # the admitted few only: analysing every candidate's body cost a hook milliseconds
+        present = set(text_terms(f"{hit.record['title']} {hit.record['body']} {' '.join(hit.record['tags'])}"))
+        hit.matched = [t for t in terms if t in present]
     appendix = related_appendix(index, hits, rules, exclude) if related and hits else []
     return SearchResult(terms, hits, appendix, candidates, top, cliff)
 

@@ -22,9 +22,16 @@ CHARS_PER_TOKEN = 4
 TITLE_CHARS = 200
 BODY_CHARS = 400
 
-# Compiled on first use (re's own cache), not at import: a silent hook never renders and need not pay for them.
-_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]"
+# Control, line-separator, zero-width and bidi-override characters -> space (a translate table: the same
+# character class as a regex costs a hook ~0.8 ms to compile).
+_CONTROL = dict.fromkeys(
+    [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, 0x2028, 0x2029, *range(0x200B, 0x2010), *range(0x202A, 0x202F),
+     *range(0x2066, 0x206A)],
+    " ",
+)
+# Compiled on first use (re's own cache), and only for text that could hold it.
 _FRAMING = r"(?i)(memory\s*(check|search\s*required)|system[-_ ]?reminder|</?\s*(system|memories?)\b)"
+_SHELL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
 
 
 def budget_chars(tokens: int) -> int:
@@ -33,8 +40,12 @@ def budget_chars(tokens: int) -> int:
 
 def clean(text: str, limit: int) -> str:
     """One line of memory text, safe to place inside gate's framing."""
-    flat = " ".join(re.sub(_CONTROL, " ", text).split())
-    flat = re.sub(_FRAMING, lambda m: "«" + m.group(0).replace("<", "").replace(">", "") + "»", flat)
+    flat = " ".join(text.translate(_CONTROL).split())
+    # Every alternative of _FRAMING holds "memor" or "system"; beyond ASCII, case-insensitive matching has
+    # look-alikes (U+017F "ſ" matches "s"), so such text always goes through the regex.
+    lowered = flat.lower()
+    if not flat.isascii() or "memor" in lowered or "system" in lowered:
+        flat = re.sub(_FRAMING, lambda m: "«" + m.group(0).replace("<", "").replace(">", "") + "»", flat)
     flat = flat.replace("<", "‹").replace(">", "›")
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
@@ -101,12 +112,19 @@ def _which(name: str) -> str | None:
 
 def gate_command() -> str:
     """How the agent's Bash tool can run gate: plain `gate` if that resolves to this installation."""
-    import shlex
-
     script = os.path.join(os.path.dirname(sys.executable), "gate")
     found = _which("gate")
     if os.path.exists(script):
         if found and os.path.realpath(found) == os.path.realpath(script):
             return "gate"
-        return shlex.quote(script)
-    return "gate" if found else f"{shlex.quote(sys.executable)} -m gate.cli"
+        return _shell_quote(script)
+    return "gate" if found else f"{_shell_quote(sys.executable)} -m gate.cli"
+
+
+def _shell_quote(word: str) -> str:
+    """shlex.quote, importing shlex (and compiling its regex) only for a path that needs quoting."""
+    if word and all(char in _SHELL_SAFE for char in word):
+        return word
+    import shlex
+
+    return shlex.quote(word)

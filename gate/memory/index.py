@@ -131,6 +131,7 @@ class MemoryIndex:
         self.store_dirs = {scope: paths.store_for_scope(scope) for scope in SCOPES_INDEXED}
         self._index: tantivy.Index | None = None
         self._searcher: tantivy.Searcher | None = None
+        self._analyzer_registered = False
 
     # --- manifests --------------------------------------------------------------------------------------------
     @property
@@ -165,8 +166,8 @@ class MemoryIndex:
                 # A schema from another version or a damaged directory: it is derived, so start over.
                 self._wipe()
                 index = tantivy.Index(SCHEMA, path=self.dir, reuse=True)
-            index.register_tokenizer(ANALYZER_NAME, analyzer())
             self._index = index
+            self._analyzer_registered = False
         return self._index
 
     def _wipe(self) -> None:
@@ -195,7 +196,11 @@ class MemoryIndex:
         delay = 0.005
         while True:
             try:
-                return self._open().writer(heap_size=WRITER_HEAP, num_threads=1)
+                index = self._open()
+                if not self._analyzer_registered:  # only writing needs it: reads build term queries themselves
+                    index.register_tokenizer(ANALYZER_NAME, analyzer())
+                    self._analyzer_registered = True
+                return index.writer(heap_size=WRITER_HEAP, num_threads=1)
             except ValueError as error:
                 if "lock" not in str(error).lower() or time.monotonic() >= deadline:
                     if "lock" in str(error).lower():

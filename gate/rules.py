@@ -5,7 +5,8 @@ Tables merge key by key; any other value (lists included) is replaced whole, so 
 
 Parsing TOML costs the hook more than the rest of its work (tomllib's import alone is several ms), so the
 merged result is kept as a JSON snapshot in the cache directory, keyed by every layer's path, size and
-mtime: editing any layer makes a new key, and the next call parses again.
+mtime: editing any layer makes a new key, and the next call parses again. The snapshot also holds what the
+rules' regexes require (gate/literals.py), worked out there once instead of compiled in every hook.
 """
 
 from __future__ import annotations
@@ -45,6 +46,19 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+SNAPSHOT_FORMAT = 2
+
+
+class RuleTable(dict):  # type: ignore[type-arg]
+    """A merged rule table, plus the required strings of its regexes (pattern -> gate.literals entry)."""
+
+    literals: dict[str, Any]
+
+    def __init__(self, rules: dict[str, Any], literals: dict[str, Any] | None = None) -> None:
+        super().__init__(rules)
+        self.literals = literals or {}
+
+
 def _parse(path: str) -> dict[str, Any]:
     import tomllib
 
@@ -69,7 +83,7 @@ def _signature(layers: list[str]) -> tuple[str, list[str]]:
 
 
 @cache
-def _load(name: str, project_root: str | None) -> dict[str, Any]:
+def _load(name: str, project_root: str | None) -> RuleTable:
     filename = f"{name}.toml"
     layers = [join(shipped_rules_dir(), filename), join(user_dirs().config, "rules", filename)]
     if project_root is not None:
@@ -77,30 +91,33 @@ def _load(name: str, project_root: str | None) -> dict[str, Any]:
     key, present = _signature(layers)
     if not present:
         raise FileNotFoundError(f"no rules named {name!r} (looked in {os.path.dirname(layers[0])})")
-    snapshot = join(user_dirs().cache, "rules", f"{name}-{key}.json")
+    snapshot = join(user_dirs().cache, "rules", f"{name}-{key}-v{SNAPSHOT_FORMAT}.json")
     try:
         with open(snapshot, encoding="utf-8") as handle:
             cached = json.load(handle)
         if cached.get("layers") == present:
-            return cached["rules"]
-    except (OSError, ValueError, AttributeError):
+            return RuleTable(cached["rules"], cached["literals"])
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
         pass
     merged: dict[str, Any] = {}
     for layer in present:
         merged = _merge(merged, _parse(layer))
+    from gate.literals import literal_table  # only when a rules file changed
+
+    literals = literal_table(merged)
     try:
         directory, filename = os.path.split(snapshot)
         ensure_private_dir(directory)  # a user's rules may name private things (their own secret patterns)
         temp = join(directory, f".{filename}.{os.getpid()}")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps({"layers": present, "rules": merged}))
+            handle.write(json.dumps({"layers": present, "rules": merged, "literals": literals}))
         os.replace(temp, snapshot)
     except OSError:
         pass  # no cache, no harm: the next call parses again
-    return merged
+    return RuleTable(merged, literals)
 
 
-def load_rules(name: str, project_root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def load_rules(name: str, project_root: str | os.PathLike[str] | None = None) -> RuleTable:
     """The merged rule table `name` (e.g. "topic_shift" for rules/topic_shift.toml)."""
     return _load(name, os.fspath(project_root) if project_root is not None else None)

@@ -4,12 +4,16 @@ Hot path (standard library only). Everything that recognises evidence is data in
 regexes over the assistant's sentences (code removed, questions and hypotheticals ignored), over the user's
 prompt (lasting preferences, decisions the user made), and over the turn's tools (an edit followed by a
 passing run, in a turn that saw the run fail or was asked for a fix).
+
+The rules' regexes are LazyPatterns (gate/literals.py): each is compiled only for a text that holds one of
+the plain strings it requires, which spares a Stop hook compiling ~80 regexes per turn.
 """
 
 from __future__ import annotations
 
 import re
-from functools import cache
+
+from gate.literals import LazyPattern, lazy_patterns
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
 if TYPE_CHECKING:
@@ -73,22 +77,18 @@ def _section(rules: Rules, *path: str) -> Mapping[str, Any]:
     return node if isinstance(node, dict) else {}
 
 
-@cache
-def _compile(patterns: tuple[str, ...], flags: int) -> tuple[re.Pattern[str], ...]:
-    out = []
-    for pattern in patterns:
-        try:
-            out.append(re.compile(pattern, flags))
-        except re.error:
-            continue  # a user's broken override drops one pattern, never the gate
-    return tuple(out)
+_lazy: dict[tuple[tuple[str, ...], int], list[LazyPattern]] = {}
 
 
-def _patterns(rules: Rules, *path: str, key: str = "patterns", text: bool = True) -> tuple[re.Pattern[str], ...]:
+def _patterns(rules: Rules, *path: str, key: str = "patterns", text: bool = True) -> list[LazyPattern]:
     raw = _section(rules, *path).get(key, [])
     items = tuple(str(p) for p in raw) if isinstance(raw, list) else ()
     # Sentences are prose: case does not matter. Tool output is not ("0 failed" vs "FAILED").
-    return _compile(items, re.IGNORECASE if text else re.MULTILINE)
+    flags = re.IGNORECASE if text else re.MULTILINE
+    found = _lazy.get((items, flags))
+    if found is None:
+        found = _lazy[(items, flags)] = lazy_patterns(items, flags, getattr(rules, "literals", {}))
+    return found
 
 
 def _limit(rules: Rules, key: str, default: int) -> int:
@@ -119,12 +119,12 @@ def _quote(sentence: str, match: re.Match[str], width: int) -> str:
     return ("…" if start else "") + piece + ("…" if start + width - 2 < len(sentence) else "")
 
 
-def _statements(items: Iterable[str], ignore: Sequence[re.Pattern[str]]) -> list[str]:
+def _statements(items: Iterable[str], ignore: Sequence[LazyPattern]) -> list[str]:
     """The sentences that can carry evidence: no questions, nothing hypothetical or undecided."""
     return [s for s in items if not s.rstrip().endswith("?") and not any(p.search(s) for p in ignore)]
 
 
-def _first_match(items: Iterable[str], patterns: Sequence[re.Pattern[str]]) -> tuple[str, re.Match[str]] | None:
+def _first_match(items: Iterable[str], patterns: Sequence[LazyPattern]) -> tuple[str, re.Match[str]] | None:
     for sentence in items:
         for pattern in patterns:
             match = pattern.search(sentence)

@@ -1,0 +1,85 @@
+"""gate/literals.py: a pattern's required strings are a necessary condition — whenever the regex matches, the
+prefilter says it could. Checked for every regex the shipped rules hold, on text built from their own words."""
+
+from __future__ import annotations
+
+import random
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from gate.literals import LazyPattern, lazy_patterns, literal_table, required_literals
+
+RULES = Path(__file__).parent.parent / "rules"
+DATA = Path(__file__).parent / "data"
+
+
+def _rule_patterns() -> list[str]:
+    found: list[str] = []
+    for path in sorted(RULES.glob("*.toml")):
+        table = literal_table(tomllib.loads(path.read_text(encoding="utf-8")))
+        found += [pattern for pattern in table if any(ch in pattern for ch in "\\()[]|?*+^$")]
+    return found
+
+
+PATTERNS = _rule_patterns()
+
+
+def _texts() -> list[str]:
+    rng = random.Random(11)
+    words = sorted({w for p in PATTERNS for w in re.findall(r"[A-Za-z]{2,}", p)} | {"the", "we", "it", "1", "42"})
+    glue = [" ", " ", " ", ", ", ". ", "\n", "-", "'", "’", "~", "%", " 3 ", "ms ", "ſ", "É"]
+    texts = [
+        turn.read_text(encoding="utf-8", errors="replace")[:4000] for turn in sorted((DATA / "stop_turns").glob("*"))
+    ]
+    for _ in range(3000):
+        parts = [rng.choice(words) + rng.choice(glue) for _ in range(rng.randint(1, 8))]
+        text = "".join(parts)
+        texts.append(text.upper() if rng.random() < 0.15 else text.title() if rng.random() < 0.15 else text)
+    return texts
+
+
+def test_the_shipped_rules_mostly_have_prefilters() -> None:
+    assert len(PATTERNS) > 100
+    with_literals = [p for p in PATTERNS if required_literals(p) is not None]
+    assert len(with_literals) / len(PATTERNS) > 0.85
+
+
+@pytest.mark.parametrize("flags", [re.IGNORECASE, re.MULTILINE, 0])
+def test_a_match_always_passes_the_prefilter(flags: int) -> None:
+    texts = _texts()
+    checked = 0
+    for source in PATTERNS:
+        regex = re.compile(source, flags)
+        lazy = LazyPattern(source, flags, required_literals(source))
+        for text in texts:
+            if regex.search(text):
+                checked += 1
+                assert lazy.could_match(text), (source, text[:200])
+                assert lazy.search(text).span() == regex.search(text).span()
+            elif lazy.literals and not lazy.could_match(text):
+                assert lazy.search(text) is None
+    assert checked > 500  # the texts do exercise the patterns
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literals"),
+    [
+        (r"\broot[- ]cause\b", ["cause"]),  # the longer of the two required strings
+        (r"\b(?:we|i)\s+(?:decided|chose)\b.{0,9}\b(?:because|since)\b", ["chose", "decided"]),
+        (r"(?i)\bFAIL(?:ED)?\b", ["fail"]),
+        (r"\b(?:a|b)c", None),  # nothing as long as MIN_LITERAL is required
+        (r"x*", None),
+        (r"(", None),  # does not parse: no prefilter, and compiling it fails quietly
+    ],
+)
+def test_required_literals(pattern: str, literals: list[str] | None) -> None:
+    found = required_literals(pattern)
+    assert (found[0] if found else None) == literals
+
+
+def test_a_broken_pattern_costs_itself_only() -> None:
+    patterns = lazy_patterns(["(", r"\bok\b"], re.IGNORECASE, {})
+    assert [bool(p.search("it is OK now")) for p in patterns] == [False, True]

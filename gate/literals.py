@@ -23,9 +23,12 @@ MIN_LITERAL = 3  # shorter strings are in almost any text: not worth a check
 
 
 # --- cold path: what a pattern requires ----------------------------------------------------------------------------
+MAX_GROUPS = 4  # checks per pattern: the strongest few requirements say almost all there is to say
+
+
 def required_literals(pattern: str) -> list[Any] | None:
-    """[strings, ignore_case]: every match of `pattern` contains one of `strings` (compared lowercased when
-    ignore_case, i.e. the pattern sets (?i) itself); None when no such set can be worked out."""
+    """[groups, ignore_case]: every match of `pattern` contains, for each group, one of its strings (compared
+    lowercased when ignore_case, i.e. the pattern sets (?i) itself); None when nothing can be worked out."""
     from re import _constants as c  # the parser ships with re; imported here, never on the hot path
     from re import _parser
 
@@ -34,25 +37,30 @@ def required_literals(pattern: str) -> list[Any] | None:
     except (re.error, RecursionError, OverflowError, ValueError):
         return None
     ignore_case = bool(parsed.state.flags & c.SRE_FLAG_IGNORECASE)
-    found = _required(list(parsed), c)
-    if not found or min(len(s) for s in found) < MIN_LITERAL:
-        return None
+    groups = _requirements(list(parsed), c)
     if ignore_case:
-        if not all(s.isascii() for s in found):
-            return None  # case folding beyond ASCII has look-alikes; leave such patterns to the regex
-        found = {s.lower() for s in found}
-    return [sorted(found), ignore_case]
+        groups = [{s.lower() for s in group} for group in groups if all(s.isascii() for s in group)]
+    if not groups:
+        return None
+    groups.sort(key=_strength, reverse=True)
+    return [[sorted(group) for group in groups[:MAX_GROUPS]], ignore_case]
 
 
-def _required(items: list[tuple[Any, Any]], c: Any) -> set[str] | None:
-    """A set of strings one of which every match of this sequence contains, the strongest found (None: none)."""
-    candidates: list[set[str]] = []
+def _strength(group: set[str]) -> tuple[int, int]:
+    """A rarer requirement first: longer strings, then fewer of them."""
+    return min(len(s) for s in group), -len(group)
+
+
+def _requirements(items: list[tuple[Any, Any]], c: Any) -> list[set[str]]:
+    """Sets of strings such that every match of this sequence contains one string of each set (a conjunction of
+    necessary conditions; only sets whose strings all have MIN_LITERAL characters or more)."""
+    found: list[set[str]] = []
     run: list[str] = []
 
     def close_run() -> None:
-        if run:
-            candidates.append({"".join(run)})
-            run.clear()
+        if len(run) >= MIN_LITERAL:
+            found.append({"".join(run)})
+        run.clear()
 
     for op, av in items:
         if op is c.LITERAL:
@@ -61,26 +69,21 @@ def _required(items: list[tuple[Any, Any]], c: Any) -> set[str] | None:
         if op is c.AT:
             continue  # zero-width (\b, ^, $): the characters around it are still adjacent in the text
         close_run()
-        sub: set[str] | None = None
         if op is c.SUBPATTERN:
             _group, add_flags, del_flags, body = av
             if not add_flags and not del_flags:
-                sub = _required(list(body), c)
+                found += _requirements(list(body), c)
         elif op is c.BRANCH:
-            alternatives = [_required(list(branch), c) for branch in av[1]]
-            if alternatives and all(alternatives):
-                sub = set().union(*alternatives)  # type: ignore[arg-type]
+            # One string of the strongest requirement of each alternative: some alternative matched.
+            strongest = [max(r, key=_strength) if r else None for r in (_requirements(list(b), c) for b in av[1])]
+            if strongest and all(strongest):
+                found.append(set().union(*strongest))  # type: ignore[arg-type]
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)):
             low, _high, body = av
             if low >= 1:
-                sub = _required(list(body), c)
-        if sub:
-            candidates.append(sub)
+                found += _requirements(list(body), c)
     close_run()
-    if not candidates:
-        return None
-    # The strongest requirement: the longest shortest string, then the fewest strings.
-    return max(candidates, key=lambda strings: (min(len(s) for s in strings), -len(strings)))
+    return found
 
 
 def literal_table(rules: Any) -> dict[str, list[Any] | None]:
@@ -114,18 +117,17 @@ class LazyPattern:
         self.source = source
         self.flags = flags
         self._compiled: re.Pattern[str] | None = None
-        if literals is None:
-            self.literals: tuple[str, ...] = ()
-            self.ignore_case = False
-        else:
-            strings, own_ignore_case = literals
+        self.literals: tuple[tuple[str, ...], ...] = ()  # one string of each group must be in the text
+        self.ignore_case = False
+        if _well_formed(literals):
+            groups, own_ignore_case = literals  # type: ignore[misc]
             self.ignore_case = bool(own_ignore_case) or bool(flags & re.IGNORECASE)
             if not self.ignore_case:
-                self.literals = tuple(strings)
-            elif all(s.isascii() for s in strings):
-                self.literals = tuple(s.lower() for s in strings)
-            else:
-                self.literals = ()  # case folding beyond ASCII has look-alikes: no prefilter
+                self.literals = tuple(tuple(group) for group in groups)
+            else:  # case folding beyond ASCII has look-alikes: such groups are left to the regex
+                self.literals = tuple(
+                    tuple(s.lower() for s in group) for group in groups if all(s.isascii() for s in group)
+                )
 
     def compiled(self) -> re.Pattern[str] | None:
         """The compiled regex; None for one that does not compile (a user's broken override costs that pattern,
@@ -144,13 +146,23 @@ class LazyPattern:
             if not text.isascii():
                 return True  # case folding beyond ASCII: let the regex decide
             text = text.lower()
-        return any(literal in text for literal in self.literals)
+        return all(any(literal in text for literal in group) for group in self.literals)
 
     def search(self, text: str) -> re.Match[str] | None:
         if not self.could_match(text):
             return None
         compiled = self.compiled()
         return compiled.search(text) if compiled is not None else None
+
+
+def _well_formed(literals: Any) -> bool:
+    """[[[str, ...], ...], bool] — anything else (a snapshot from another version, a hand edit) means no prefilter."""
+    return (
+        isinstance(literals, list)
+        and len(literals) == 2
+        and isinstance(literals[0], list)
+        and all(isinstance(g, list) and g and all(isinstance(s, str) and s for s in g) for g in literals[0])
+    )
 
 
 def lazy_patterns(sources: list[str] | tuple[str, ...], flags: int, table: dict[str, Any]) -> list[LazyPattern]:

@@ -46,7 +46,7 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-SNAPSHOT_FORMAT = 2
+SNAPSHOT_FORMAT = 3  # 3: required strings of the regexes as groups (gate/literals.py)
 
 
 class RuleTable(dict):  # type: ignore[type-arg]

@@ -65,21 +65,27 @@ def test_a_match_always_passes_the_prefilter(flags: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("pattern", "literals"),
+    ("pattern", "groups"),
     [
-        (r"\broot[- ]cause\b", ["cause"]),  # the longer of the two required strings
-        (r"\b(?:we|i)\s+(?:decided|chose)\b.{0,9}\b(?:because|since)\b", ["chose", "decided"]),
-        (r"(?i)\bFAIL(?:ED)?\b", ["fail"]),
+        (r"\broot[- ]cause\b", [["cause"], ["root"]]),  # both required, the rarer-looking first
+        (r"\b(?:we|i)\s+(?:decided|chose)\b.{0,9}\b(?:because|since)\b", [["chose", "decided"], ["because", "since"]]),
+        (r"(?i)\bFAIL(?:ED)?\b", [["fail"]]),
         (r"\b(?:a|b)c", None),  # nothing as long as MIN_LITERAL is required
         (r"x*", None),
         (r"(", None),  # does not parse: no prefilter, and compiling it fails quietly
     ],
 )
-def test_required_literals(pattern: str, literals: list[str] | None) -> None:
+def test_required_literals(pattern: str, groups: list[list[str]] | None) -> None:
     found = required_literals(pattern)
-    assert (found[0] if found else None) == literals
+    assert (found[0] if found else None) == groups
 
 
 def test_a_broken_pattern_costs_itself_only() -> None:
     patterns = lazy_patterns(["(", r"\bok\b"], re.IGNORECASE, {})
     assert [bool(p.search("it is OK now")) for p in patterns] == [False, True]
+
+
+@pytest.mark.parametrize("damaged", [["FAIL"], [["FAIL"], False], [[[""]], False], "x", [[[1]], True], None])
+def test_a_damaged_table_entry_means_no_prefilter(damaged: object) -> None:
+    pattern = LazyPattern(r"\bFAIL(?:ED)?\b", 0, damaged)  # type: ignore[arg-type]
+    assert pattern.literals == () and pattern.search("it FAILED").group(0) == "FAILED"

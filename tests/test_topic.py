@@ -13,8 +13,10 @@ from gate.gates.topic import ShiftVerdict, TopicRecord, assess, is_trivial, path
 from gate.rules import load_rules
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def rules() -> dict[str, Any]:
+    # function scope: loaded under the isolated GATE_HOME (a module fixture would write the rules snapshot into
+    # the real user cache, and read whatever an earlier version left there)
     return load_rules("topic_shift")
 
 

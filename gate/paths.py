@@ -12,7 +12,6 @@ top-level, else the directory itself. Nothing a project checks in can move these
 from __future__ import annotations
 
 import os
-import re
 import sys
 from functools import cache
 
@@ -119,7 +118,10 @@ def project_root(cwd: str | os.PathLike[str] | None = None) -> str:
 def project_key(root: str | os.PathLike[str]) -> str:
     """A stable directory name for a project: readable basename plus a hash of its absolute path."""
     root = os.fspath(root)
-    slug = re.sub(r"[^a-z0-9]+", "-", os.path.basename(root).lower()).strip("-")[:40] or "root"
+    # [^a-z0-9]+ -> "-", by hand: a regex would cost every hook its compile
+    name = os.path.basename(root).lower()
+    slug = "".join(ch if ch.isascii() and ch.isalnum() else " " for ch in name)
+    slug = "-".join(slug.split())[:40] or "root"
     digest = sha256_builtin(root.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return f"{slug}-{digest}"
 

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
 KINDS = ("decision", "fix", "gotcha", "preference", "learning")
 
-_FENCE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.S)
-_INLINE = re.compile(r"`([^`\n]{0,80})`")
+# Code fences and inline code: compiled (re's cache) only for text that has a backquote or a tilde fence.
+_FENCE = r"```.*?(?:```|$)|~~~.*?(?:~~~|$)"
+_INLINE = r"`([^`\n]{0,80})`"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[])|\n+")
 _SPACE = re.compile(r"\s+")
 
@@ -102,7 +103,11 @@ def _limit(rules: Rules, key: str, default: int) -> int:
 
 def sentences(text: str) -> list[str]:
     """Prose sentences of a text: fenced code removed, inline code unwrapped, one sentence per item."""
-    prose = _INLINE.sub(r"\1", _FENCE.sub(" ", text))
+    prose = text
+    if "```" in prose or "~~~" in prose:
+        prose = re.sub(_FENCE, " ", prose, flags=re.S)
+    if "`" in prose:
+        prose = re.sub(_INLINE, r"\1", prose)
     out = []
     for piece in _SENTENCE.split(prose):
         piece = _SPACE.sub(" ", piece).strip(" -*>#\t")

@@ -24,8 +24,9 @@ REDACTED = "[redacted]"
 # secret pattern's matches and every random-looking alphanumeric run redacted; the pieces of secrets found in
 # the event's own text are redacted wherever they reappear (search terms are lowercased pieces of the prompt).
 # (_hinted is cheap; loading and compiling the secret patterns costs ~4 ms, so it waits for a reason.)
-_KEYLIKE = re.compile(r"[A-Za-z0-9_+/=.\-]{16,}")
-_LETTERS = re.compile(r"[A-Za-z]{28,}")
+# Compiled on first use (re's cache), and only for text with a 16+ character word: most records have none.
+_KEYLIKE = r"[A-Za-z0-9_+/=.\-]{16,}"
+_LETTERS = r"[A-Za-z]{28,}"
 _RUN = r"[A-Za-z0-9]{16,}"  # these two compile only when a text was hinted (re caches them after that)
 _PIECE = r"[A-Za-z0-9]{4,}"
 # Fields gate itself fills (ids, codes, paths, times): never free text, left as they are.
@@ -40,9 +41,11 @@ def _hinted(text: str) -> bool:
     or a URL with credentials."""
     if "-----BEGIN" in text or ("://" in text and "@" in text):
         return True
-    for match in _KEYLIKE.finditer(text):
+    if len(text) < 16 or all(len(word) < 16 for word in text.split()):
+        return False  # a key-like run has no whitespace in it: it would be a word this long
+    for match in re.finditer(_KEYLIKE, text):
         run = match.group(0)
-        if any(ch.isdigit() for ch in run) or _LETTERS.search(run):
+        if any(ch.isdigit() for ch in run) or re.search(_LETTERS, run):
             return True
     return False
 

@@ -86,9 +86,12 @@ def _requirements(items: list[tuple[Any, Any]], c: Any) -> list[set[str]]:
     return found
 
 
+_REGEX_SYNTAX = frozenset("\\()[]{}|?*+.^$")
+
+
 def literal_table(rules: Any) -> dict[str, list[Any] | None]:
-    """required_literals() of every string held in a list anywhere in a rules table (patterns live in lists;
-    the few plain words there cost nothing to analyse)."""
+    """required_literals() of every regex held in a list anywhere in a rules table (patterns live in lists).
+    Plain words (stopword lists, say) are left out: the table is read by every hook."""
     table: dict[str, list[Any] | None] = {}
 
     def walk(node: Any) -> None:
@@ -98,7 +101,7 @@ def literal_table(rules: Any) -> dict[str, list[Any] | None]:
         elif isinstance(node, list):
             for value in node:
                 if isinstance(value, str):
-                    if value not in table:
+                    if value not in table and not _REGEX_SYNTAX.isdisjoint(value):
                         table[value] = required_literals(value)
                 else:
                     walk(value)

@@ -113,9 +113,28 @@ def _load(name: str, project_root: str | None) -> RuleTable:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(json.dumps({"layers": present, "rules": merged, "literals": literals}))
         os.replace(temp, snapshot)
+        _prune(directory, name, filename)
     except OSError:
         pass  # no cache, no harm: the next call parses again
     return RuleTable(merged, literals)
+
+
+STALE_SNAPSHOT_SECONDS = 7 * 86400
+
+
+def _prune(directory: str, name: str, keep: str) -> None:
+    """Remove this table's snapshots older than a week: left by earlier rules files or gate versions. (Another
+    project with rules of its own has a snapshot of its own; at worst it parses its TOML once more.)"""
+    import time
+
+    cutoff = time.time() - STALE_SNAPSHOT_SECONDS
+    for entry in os.scandir(directory):
+        if entry.name.startswith(f"{name}-") and entry.name.endswith(".json") and entry.name != keep:
+            try:
+                if entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
 
 
 def load_rules(name: str, project_root: str | os.PathLike[str] | None = None) -> RuleTable:

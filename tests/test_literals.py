@@ -89,3 +89,26 @@ def test_a_broken_pattern_costs_itself_only() -> None:
 def test_a_damaged_table_entry_means_no_prefilter(damaged: object) -> None:
     pattern = LazyPattern(r"\bFAIL(?:ED)?\b", 0, damaged)  # type: ignore[arg-type]
     assert pattern.literals == () and pattern.search("it FAILED").group(0) == "FAILED"
+
+
+def test_rule_snapshots_hold_prefilters_and_old_ones_are_pruned(isolated_home: Path) -> None:
+    import os
+    import time
+
+    from gate import rules as rules_module
+
+    directory = Path(isolated_home, "cache", "rules")
+    directory.mkdir(parents=True)
+    old = directory / "writeback-00000000-1-v1.json"
+    old.write_text("{}")
+    week_ago = time.time() - rules_module.STALE_SNAPSHOT_SECONDS - 60
+    os.utime(old, (week_ago, week_ago))
+    recent = directory / "writeback-11111111-1-v3.json"  # another project's, in use
+    recent.write_text("{}")
+    rules_module._load.cache_clear()
+    table = rules_module.load_rules("writeback")
+    pattern = table["fix"]["patterns"][0]
+    assert table.literals[pattern] is not None
+    assert "Edit" in table["fix"]["tools"]["edit_tools"] and "Edit" not in table.literals  # plain words: left out
+    assert not old.exists() and recent.exists()
+    rules_module._load.cache_clear()

@@ -28,8 +28,12 @@ if TYPE_CHECKING:
 def shipped_rules_dir() -> str:
     """The rules that ship with gate: the checkout's rules/ (editable install, plugin) or the wheel's data."""
     override = os.environ.get("GATE_RULES_DIR", "").strip()
-    if override:
-        return override
+    return override or _installed_rules_dir()
+
+
+@cache
+def _installed_rules_dir() -> str:
+    """(Once per process: realpath() walks every component of the path.)"""
     checkout = join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "rules")
     if os.path.isdir(checkout):
         return checkout

@@ -355,3 +355,20 @@ def test_hook_leaves_a_large_missing_index_to_a_background_build(gate, project: 
     while not index.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert index.exists() and index.num_docs() == 8
+
+
+def test_corrupt_files_are_listed_from_the_small_manifest(gate, project: Path) -> None:
+    """Every command lists unreadable files; they are kept in dirs.json (small), and an index written by an
+    earlier version (no such key) still answers from files.json."""
+    paths = ProjectPaths.for_cwd(project)
+    Path(paths.private_store).mkdir(parents=True)
+    (Path(paths.private_store) / "m-broken.toml").write_text("this is [not toml")
+    remember(gate, "Deploys go through the staging gate first", "--kind", "directive")
+    store = Store.for_cwd(str(project))
+    dirs_file = Path(store.index.dir) / "dirs.json"
+    manifest = json.loads(dirs_file.read_text())
+    assert [c[1] for c in manifest["corrupt"]] == ["m-broken.toml"]
+    found = store.index.corrupt_files()
+    del manifest["corrupt"]
+    dirs_file.write_text(json.dumps(manifest))
+    assert store.index.corrupt_files() == found and found[0][0].endswith("m-broken.toml")

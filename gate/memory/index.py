@@ -230,7 +230,7 @@ class MemoryIndex:
                 settled_dirs = dict(dirs_state)
                 if not any(self._scope_differs(scope, files_state, settled_dirs) for scope in stale):
                     if settled_dirs != dirs_state:
-                        _write_json(self._dirs_file, {"version": SCHEMA_VERSION, "dirs": settled_dirs})
+                        self._write_dirs(settled_dirs, files_state)
                     return report
         else:
             stale = list(SCOPES_INDEXED)
@@ -271,7 +271,7 @@ class MemoryIndex:
                 writer.wait_merging_threads()
                 writer = None
             _write_json(self._files_file, {"version": SCHEMA_VERSION, "scopes": files_state})
-            _write_json(self._dirs_file, {"version": SCHEMA_VERSION, "dirs": dirs_state})
+            self._write_dirs(dirs_state, files_state)
         finally:
             if writer is not None:
                 writer.rollback()
@@ -394,15 +394,22 @@ class MemoryIndex:
         self._apply(self._writer(30.0), list(SCOPES_INDEXED), {}, {}, report, start_over=True)
         return report
 
+    def _write_dirs(self, dirs_state: dict[str, Any], files_state: dict[str, Any]) -> None:
+        """dirs.json: the directories' mtimes, and the files that could not be read (every CLI command lists
+        those; finding them in files.json meant parsing ~10 MB at 100k memories)."""
+        _write_json(
+            self._dirs_file, {"version": SCHEMA_VERSION, "dirs": dirs_state, "corrupt": _corrupt(files_state)}
+        )
+
     def corrupt_files(self) -> list[tuple[str, str]]:
-        """Files the index could not read, with why (kept in the manifest so they are not re-read each call)."""
-        scopes = _read_json(self._files_file).get("scopes", {})
+        """Files the index could not read, with why (kept in the manifests so they are not re-read each call)."""
+        corrupt = _read_json(self._dirs_file).get("corrupt")
+        if not isinstance(corrupt, list):  # written by an earlier version: the full manifest has them
+            corrupt = _corrupt(_read_json(self._files_file).get("scopes", {}))
         return [
-            (join(self.store_dirs[scope], name), str(entry[4]) if len(entry) > 4 else "unreadable")
-            for scope, files in scopes.items()
+            (join(self.store_dirs[scope], name), reason)
+            for scope, name, reason in corrupt
             if scope in self.store_dirs
-            for name, entry in files.items()
-            if entry[3] is None
         ]
 
     # --- reading ------------------------------------------------------------------------------------------------
@@ -448,6 +455,16 @@ class MemoryIndex:
 
     def num_docs(self) -> int:
         return self.searcher().num_docs
+
+
+def _corrupt(files_state: dict[str, Any]) -> list[list[str]]:
+    """[scope, file name, reason] of each file the manifest records as unreadable."""
+    return [
+        [scope, name, str(entry[4]) if len(entry) > 4 else "unreadable"]
+        for scope, files in files_state.items()
+        for name, entry in files.items()
+        if entry[3] is None
+    ]
 
 
 def main(argv: list[str]) -> int:

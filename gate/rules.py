@@ -106,7 +106,7 @@ def _load(name: str, project_root: str | None) -> RuleTable:
     merged: dict[str, Any] = {}
     for layer in present:
         merged = _merge(merged, _parse(layer))
-    from gate.literals import literal_table  # only when a rules file changed
+    from gate.literal_analysis import literal_table  # only when a rules file changed
 
     literals = literal_table(merged)
     try:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gate.literals import LazyPattern, lazy_patterns, literal_table, required_literals
+from gate.literal_analysis import literal_table, required_literals
+from gate.literals import LazyPattern, lazy_patterns
 
 RULES = Path(__file__).parent.parent / "rules"
 DATA = Path(__file__).parent / "data"

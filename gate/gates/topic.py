@@ -12,7 +12,6 @@ import math
 import re
 from functools import cache
 
-from gate.literals import LazyPattern
 from gate.textproc import CAMEL, expand_identifiers, terms
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
@@ -261,6 +260,8 @@ def _readable(chosen: list[str], surface: Mapping[str, str], sequence: list[str 
 
 def _cue(prompt: str, rules: Rules, kind: str) -> bool:
     """Does the prompt carry a discourse marker of this kind ("pivot" or "continuation")?"""
+    from gate.literals import LazyPattern  # only for a prompt whose verdict a cue can change
+
     text = prompt[:2000]
     table = getattr(rules, "literals", {})
     # One at a time, stopping at the first that matches, each compiled only when the prompt holds a string it

@@ -143,7 +143,7 @@ def _save(path: str, ledger: Ledger) -> None:
     temp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(ledger.to_dict(), handle, separators=(",", ":"))
+        handle.write(json.dumps(ledger.to_dict(), separators=(",", ":")))  # dumps: C encoder; dump(): Python
     os.replace(temp, path)
 
 

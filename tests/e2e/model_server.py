@@ -512,7 +512,16 @@ class _Handler(BaseHTTPRequestHandler):
             return {"_raw": raw.decode("utf-8", "replace")}
         return parsed if isinstance(parsed, dict) else {"_json": parsed}
 
+    def _record_once(self) -> None:
+        """Log the request before its response goes out: a client that sends its next request as soon as it has
+        this response must find this one logged first (the log's order is the order of the conversation)."""
+        entry = getattr(self, "_entry", None)
+        if entry is not None:
+            self._entry = None
+            self.model_server.record(entry)
+
     def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self._record_once()
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -527,7 +536,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         server = self.model_server
         body = self._read_body()
-        entry = server.new_entry(self, body)
+        entry = self._entry = server.new_entry(self, body)
         try:
             if entry.path == "/v1/messages" and body is not None and "messages" in body:
                 entry.rule, reply = server.choose(body)
@@ -562,16 +571,14 @@ class _Handler(BaseHTTPRequestHandler):
             entry.rule, entry.status = f"error: {error}", 500
             self._send_json(500, {"type": "error", "error": {"type": "api_error", "message": str(error)}})
         finally:
-            server.record(entry)
+            self._record_once()  # when nothing was sent
 
     def do_GET(self) -> None:
-        entry = self.model_server.new_entry(self, None)
+        entry = self._entry = self.model_server.new_entry(self, None)
         entry.rule = "get"
         self._send_json(200, {})
-        self.model_server.record(entry)
 
     def do_HEAD(self) -> None:
-        entry = self.model_server.new_entry(self, None)
+        entry = self._entry = self.model_server.new_entry(self, None)
         entry.rule = "head"
         self._send(200, b"", "application/json")
-        self.model_server.record(entry)

@@ -22,7 +22,6 @@ import time
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.memory import cues
 from gate.memory import triggers as trig
-from gate.memory.cue_build import effective_triggers
 from gate.render import HARD_LIMIT_CHARS, budget_chars, clean, fit, gate_command, index_line
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
@@ -388,7 +387,7 @@ def at_session_start(
     except Exception:  # without the cue table, the kinds' standing delivery goes on as before
         return directives, tasks, [], []
     channel = trig.CHANNEL_COMPACT if source == "compact" else trig.CHANNEL_START
-    found = [(r["id"], t, r) for r in directives + tasks for t in effective_triggers(r, defaults)]
+    found = [(r["id"], t, r) for r in directives + tasks for t in trig.effective_triggers(r, defaults)]
     found += table.event(channel)
     matched, records = collect(found, lambda trigger: trigger.get("event") == channel)
     selection = select(records, matched, ledger, time.time())

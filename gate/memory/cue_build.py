@@ -69,51 +69,6 @@ def _flags(data: dict[str, Any]) -> int:
     )
 
 
-def effective_triggers(record: dict[str, Any], defaults: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """The triggers a memory fires on, in stored form. Its own cue triggers as written; a spec without a cue
-    (only modifiers) and a memory without any spec get the kind's default cues, bounded by those modifiers."""
-    parsed: list[trig.Trigger] = []
-    for spec in record.get("triggers") or []:
-        try:
-            parsed.append(trig.parse(spec))
-        except Exception:  # a spec this version cannot read never fires; `gate verify` reports it
-            continue
-    out = [t.to_json() for t in parsed if t.has_cue]
-    cueless = [t for t in parsed if not t.has_cue]
-    if not record.get("triggers"):
-        cueless = [trig.Trigger("")]
-    for bound in cueless:
-        for default in _default_cues(record, defaults):
-            combined = dict(default)
-            combined["default"] = True
-            for name in ("not_before", "expires", "cooldown"):
-                value = getattr(bound, name)
-                if value is not None:
-                    combined[name] = value
-            if bound.spec:
-                combined["spec"] = f"{combined['spec']},{bound.spec}"
-            out.append(combined)
-    return out
-
-
-def _default_cues(record: dict[str, Any], defaults: dict[str, list[str]]) -> list[dict[str, Any]]:
-    cues: list[dict[str, Any]] = []
-    for cue in defaults.get(record.get("kind", ""), []) or []:
-        if cue == "paths":
-            for glob in record.get("paths") or []:
-                try:
-                    normal = trig.normalize_glob(glob)
-                except ValueError:
-                    continue
-                cues.append({"spec": f"path:{normal}", "paths": [normal]})
-        else:
-            try:
-                cues.append(trig.parse(cue).to_json())
-            except Exception:
-                continue
-    return cues
-
-
 def _explicit_windows(record: dict[str, Any]) -> list[list[float | None]]:
     windows: list[list[float | None]] = []
     for spec in record.get("triggers") or []:
@@ -225,7 +180,7 @@ def _shards(records: dict[str, dict[str, Any]], defaults: dict[str, list[str]]) 
         explicit = _explicit_windows(record)
         if any(w[0] is not None or w[1] is not None for w in explicit):
             windows["windows"][memory_id] = explicit
-        for trigger in effective_triggers(record, defaults):
+        for trigger in trig.effective_triggers(record, defaults):
             if trigger.get("paths"):
                 add(shard_name(max((trig.static_dir(g) for g in trigger["paths"]), key=len)), memory_id, trigger,
                     record)

@@ -29,6 +29,10 @@ from functools import cache
 
 from gate.errors import ValidationError
 
+TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
+
 EVENTS = ("session-start", "post-compaction", "prompt", "pre-edit", "pre-run")
 CUES = ("path", "command", "keyword", "event")
 MODIFIERS = ("not-before", "expires", "cooldown")
@@ -434,3 +438,49 @@ def normalize(spec: str, now: float | None = None) -> str:
             value = normalize_glob(value)
         parts.append(f"{name}:{value}")
     return ",".join(parts)
+
+
+# --- a memory's triggers with its kind's defaults ------------------------------------------------------------------
+def effective_triggers(record: dict[str, Any], defaults: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """The triggers a memory fires on, in stored form. Its own cue triggers as written; a spec without a cue
+    (only modifiers) and a memory without any spec get the kind's default cues, bounded by those modifiers."""
+    parsed: list[Trigger] = []
+    for spec in record.get("triggers") or []:
+        try:
+            parsed.append(parse(spec))
+        except Exception:  # a spec this version cannot read never fires; `gate verify` reports it
+            continue
+    out = [t.to_json() for t in parsed if t.has_cue]
+    cueless = [t for t in parsed if not t.has_cue]
+    if not record.get("triggers"):
+        cueless = [Trigger("")]
+    for bound in cueless:
+        for default in _default_cues(record, defaults):
+            combined = dict(default)
+            combined["default"] = True
+            for name in ("not_before", "expires", "cooldown"):
+                value = getattr(bound, name)
+                if value is not None:
+                    combined[name] = value
+            if bound.spec:
+                combined["spec"] = f"{combined['spec']},{bound.spec}"
+            out.append(combined)
+    return out
+
+
+def _default_cues(record: dict[str, Any], defaults: dict[str, list[str]]) -> list[dict[str, Any]]:
+    cues: list[dict[str, Any]] = []
+    for cue in defaults.get(record.get("kind", ""), []) or []:
+        if cue == "paths":
+            for glob in record.get("paths") or []:
+                try:
+                    normal = normalize_glob(glob)
+                except ValueError:
+                    continue
+                cues.append({"spec": f"path:{normal}", "paths": [normal]})
+        else:
+            try:
+                cues.append(parse(cue).to_json())
+            except Exception:
+                continue
+    return cues

@@ -19,15 +19,21 @@ TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotatio
 if TYPE_CHECKING:
     from typing import Any
 
+# The only characters beyond ASCII that re.IGNORECASE matches to an ASCII letter (checked over all of Unicode
+# in tests/test_literals.py). Mapped before lowercasing (U+0130 lowercases to two characters).
+_FOLD = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+
+
 class LazyPattern:
     """A regex compiled on its first search of a text that holds one of its required strings."""
 
-    __slots__ = ("_compiled", "flags", "ignore_case", "literals", "source")
+    __slots__ = ("_broken", "_compiled", "flags", "ignore_case", "literals", "source")
 
     def __init__(self, source: str, flags: int, literals: list[Any] | None) -> None:
         self.source = source
         self.flags = flags
         self._compiled: re.Pattern[str] | None = None
+        self._broken = False
         self.literals: tuple[tuple[str, ...], ...] = ()  # one string of each group must be in the text
         self.ignore_case = False
         if _well_formed(literals):
@@ -35,7 +41,7 @@ class LazyPattern:
             self.ignore_case = bool(own_ignore_case) or bool(flags & re.IGNORECASE)
             if not self.ignore_case:
                 self.literals = tuple(tuple(group) for group in groups)
-            else:  # case folding beyond ASCII has look-alikes: such groups are left to the regex
+            else:  # groups with strings beyond ASCII are left to the regex (their case folding is not ours)
                 self.literals = tuple(
                     tuple(s.lower() for s in group) for group in groups if all(s.isascii() for s in group)
                 )
@@ -43,20 +49,18 @@ class LazyPattern:
     def compiled(self) -> re.Pattern[str] | None:
         """The compiled regex; None for one that does not compile (a user's broken override costs that pattern,
         never the gate)."""
-        if self._compiled is None:
+        if self._compiled is None and not self._broken:
             try:
                 self._compiled = re.compile(self.source, self.flags)
             except re.error:
-                self._compiled = False  # type: ignore[assignment]
-        return self._compiled or None
+                self._broken = True
+        return self._compiled
 
     def could_match(self, text: str) -> bool:
         if not self.literals:
             return True
         if self.ignore_case:
-            if not text.isascii():
-                return True  # case folding beyond ASCII: let the regex decide
-            text = text.lower()
+            text = text.lower() if text.isascii() else text.translate(_FOLD).lower()
         return all(any(literal in text for literal in group) for group in self.literals)
 
     def search(self, text: str) -> re.Match[str] | None:

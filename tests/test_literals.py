@@ -31,13 +31,15 @@ PATTERNS = _rule_patterns()
 def _texts() -> list[str]:
     rng = random.Random(11)
     words = sorted({w for p in PATTERNS for w in re.findall(r"[A-Za-z]{2,}", p)} | {"the", "we", "it", "1", "42"})
-    glue = [" ", " ", " ", ", ", ". ", "\n", "-", "'", "’", "~", "%", " 3 ", "ms ", "ſ", "É"]
+    glue = [" ", " ", " ", ", ", ". ", "\n", "-", "'", "’", "~", "%", " 3 ", "ms ", "ſ", "É", "İ", "ı", "\u212a", "—"]
     texts = [
         turn.read_text(encoding="utf-8", errors="replace")[:4000] for turn in sorted((DATA / "stop_turns").glob("*"))
     ]
     for _ in range(3000):
         parts = [rng.choice(words) + rng.choice(glue) for _ in range(rng.randint(1, 8))]
         text = "".join(parts)
+        if rng.random() < 0.2:  # the look-alikes re.IGNORECASE matches to ASCII letters, inside words
+            text = text.replace("s", "ſ").replace("i", "ı").replace("k", "\u212a").replace("I", "İ")
         texts.append(text.upper() if rng.random() < 0.15 else text.title() if rng.random() < 0.15 else text)
     return texts
 
@@ -113,3 +115,21 @@ def test_rule_snapshots_hold_prefilters_and_old_ones_are_pruned(isolated_home: P
     assert "Edit" in table["fix"]["tools"]["edit_tools"] and "Edit" not in table.literals  # plain words: left out
     assert not old.exists() and recent.exists()
     rules_module._load.cache_clear()
+
+
+def test_the_fold_table_is_every_look_alike_ignorecase_knows() -> None:
+    """_FOLD must hold every character beyond ASCII that re.IGNORECASE matches to an ASCII letter."""
+    import string
+    import sys
+
+    from gate.literals import _FOLD
+
+    any_letter = re.compile("[a-z]", re.IGNORECASE)
+    matching = [chr(code) for code in range(128, sys.maxunicode + 1) if any_letter.fullmatch(chr(code))]
+    found = {
+        ord(char): letter
+        for char in matching
+        for letter in string.ascii_lowercase
+        if re.fullmatch(letter, char, re.IGNORECASE)
+    }
+    assert found == _FOLD

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 # The only characters beyond ASCII that re.IGNORECASE matches to an ASCII letter (checked over all of Unicode
 # in tests/test_literals.py). Mapped before lowercasing (U+0130 lowercases to two characters).
-_FOLD = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+IGNORECASE_FOLD = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
 
 
 class LazyPattern:
@@ -60,7 +60,7 @@ class LazyPattern:
         if not self.literals:
             return True
         if self.ignore_case:
-            text = text.lower() if text.isascii() else text.translate(_FOLD).lower()
+            text = text.lower() if text.isascii() else text.translate(IGNORECASE_FOLD).lower()
         return all(any(literal in text for literal in group) for group in self.literals)
 
     def search(self, text: str) -> re.Match[str] | None:

@@ -13,6 +13,8 @@ import re
 import sys
 from collections.abc import Iterable
 
+from gate.literals import IGNORECASE_FOLD
+
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
     from typing import Any
@@ -41,10 +43,9 @@ def budget_chars(tokens: int) -> int:
 def clean(text: str, limit: int) -> str:
     """One line of memory text, safe to place inside gate's framing."""
     flat = " ".join(text.translate(_CONTROL).split())
-    # Every alternative of _FRAMING holds "memor" or "system"; beyond ASCII, case-insensitive matching has
-    # look-alikes (U+017F "ſ" matches "s"), so such text always goes through the regex.
-    lowered = flat.lower()
-    if not flat.isascii() or "memor" in lowered or "system" in lowered:
+    # Every alternative of _FRAMING holds "memor" or "system" (case-insensitively: "ſyſtem" counts too).
+    lowered = flat.lower() if flat.isascii() else flat.translate(IGNORECASE_FOLD).lower()
+    if "memor" in lowered or "system" in lowered:
         flat = re.sub(_FRAMING, lambda m: "«" + m.group(0).replace("<", "").replace(">", "") + "»", flat)
     flat = flat.replace("<", "‹").replace(">", "›")
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"

@@ -118,11 +118,11 @@ def test_rule_snapshots_hold_prefilters_and_old_ones_are_pruned(isolated_home: P
 
 
 def test_the_fold_table_is_every_look_alike_ignorecase_knows() -> None:
-    """_FOLD must hold every character beyond ASCII that re.IGNORECASE matches to an ASCII letter."""
+    """IGNORECASE_FOLD must hold every character beyond ASCII that re.IGNORECASE matches to an ASCII letter."""
     import string
     import sys
 
-    from gate.literals import _FOLD
+    from gate.literals import IGNORECASE_FOLD
 
     any_letter = re.compile("[a-z]", re.IGNORECASE)
     matching = [chr(code) for code in range(128, sys.maxunicode + 1) if any_letter.fullmatch(chr(code))]
@@ -132,4 +132,4 @@ def test_the_fold_table_is_every_look_alike_ignorecase_knows() -> None:
         for letter in string.ascii_lowercase
         if re.fullmatch(letter, char, re.IGNORECASE)
     }
-    assert found == _FOLD
+    assert found == IGNORECASE_FOLD

@@ -35,7 +35,8 @@ def test_clean_defuses_like_the_regexes(text: str) -> None:
 def test_clean_matches_the_regexes_on_random_text() -> None:
     rng = random.Random(3)
     pieces = ["memory", "MEMORY", "check", "search", "required", "system", "reminder", "<", ">", "/", " ", "\t",
-              "\n", "-", "_", "ſ", "\u2028", "\u200b", "\x00", "\x7f", "é", "memories", "a", "K"]
+              "\n", "-", "_", "ſ", "\u2028", "\u200b", "\x00", "\x7f", "é", "memories", "a", "K", "\u212a", "ı", "İ",
+              "ſyſtem", "MEMORİES"]
     for _ in range(5_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
         assert clean(text, 60) == reference(text, 60), repr(text)

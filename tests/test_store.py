@@ -372,3 +372,20 @@ def test_corrupt_files_are_listed_from_the_small_manifest(gate, project: Path) -
     del manifest["corrupt"]
     dirs_file.write_text(json.dumps(manifest))
     assert store.index.corrupt_files() == found and found[0][0].endswith("m-broken.toml")
+
+
+def test_a_kept_searcher_sees_another_process_commit(gate, project: Path) -> None:
+    """An index object keeps its searcher between reads, but never past a commit made by someone else."""
+    from gate.memory.search import search
+
+    remember(gate, "Deploys go through the staging gate first", "--kind", "directive")
+    reader = Store.for_cwd(str(project))
+    reader.catch_up()
+    assert [h.id for h in search(reader.index, "payroll export format").hits] == []
+    subprocess.run(
+        [sys.executable, "-m", "gate.cli", "remember", "Payroll export uses the bank's fixed-width format",
+         "--kind", "decision"],
+        cwd=project, check=True, capture_output=True, timeout=60,
+    )
+    hits = search(reader.index, "payroll export format").hits  # no catch-up in between: the searcher renews
+    assert len(hits) == 1 and "Payroll" in hits[0].record["title"]

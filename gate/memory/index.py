@@ -131,7 +131,7 @@ class MemoryIndex:
         self.store_dirs = {scope: paths.store_for_scope(scope) for scope in SCOPES_INDEXED}
         self._index: tantivy.Index | None = None
         self._searcher: tantivy.Searcher | None = None
-        self._searcher_generation: int | None = None
+        self._searcher_generation: tuple[int, int, int] | None = None
         self._analyzer_registered = False
 
     # --- manifests --------------------------------------------------------------------------------------------
@@ -187,8 +187,9 @@ class MemoryIndex:
     def searcher(self) -> tantivy.Searcher:
         """A searcher on the last commit. Kept while meta.json (rewritten by every commit, whoever makes it)
         is unchanged: a search makes several reads, and reloading for each cost a hook ~0.1 ms apiece."""
-        try:
-            generation = os.stat(join(self.dir, "meta.json")).st_mtime_ns
+        try:  # tantivy replaces meta.json whole: a new inode even where mtimes are whole seconds
+            meta = os.stat(join(self.dir, "meta.json"))
+            generation: tuple[int, int, int] | None = (meta.st_ino, meta.st_mtime_ns, meta.st_size)
         except OSError:
             generation = None
         if self._searcher is None or generation is None or generation != self._searcher_generation:

@@ -6,8 +6,6 @@ for each pattern, sets of strings such that every match contains one string of e
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -19,15 +17,15 @@ MAX_GROUPS = 4  # checks per pattern: the strongest few requirements say almost 
 def required_literals(pattern: str) -> list[Any] | None:
     """[groups, ignore_case]: every match of `pattern` contains, for each group, one of its strings (compared
     lowercased when ignore_case, i.e. the pattern sets (?i) itself); None when nothing can be worked out."""
-    from re import _constants as c
-    from re import _parser
-
     try:
+        from re import _constants as c
+        from re import _parser
+
         parsed = _parser.parse(pattern, 0)
-    except (re.error, RecursionError, OverflowError, ValueError):
+        ignore_case = bool(parsed.state.flags & c.SRE_FLAG_IGNORECASE)
+        groups = _requirements(list(parsed), c)
+    except Exception:  # a bad pattern, or re's private parser changed shape: no prefilter, never a failed load
         return None
-    ignore_case = bool(parsed.state.flags & c.SRE_FLAG_IGNORECASE)
-    groups = _requirements(list(parsed), c)
     if ignore_case:
         groups = [{s.lower() for s in group} for group in groups if all(s.isascii() for s in group)]
     if not groups:

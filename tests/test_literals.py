@@ -133,3 +133,15 @@ def test_the_fold_table_is_every_look_alike_ignorecase_knows() -> None:
         if re.fullmatch(letter, char, re.IGNORECASE)
     }
     assert found == IGNORECASE_FOLD
+
+
+def test_a_changed_private_parser_means_no_prefilter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analysis rides on re's private parser; if a Python release changes it, rules still load."""
+    from re import _parser
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise AttributeError("changed")
+
+    monkeypatch.setattr(_parser, "parse", broken)
+    assert required_literals(r"\broot cause\b") is None
+    assert literal_table({"fix": {"patterns": [r"\broot cause\b"]}}) == {r"\broot cause\b": None}

@@ -16,7 +16,7 @@ import os
 import sys
 from functools import cache
 
-from gate.paths import ensure_private_dir, user_dirs
+from gate.paths import ensure_private_dir, replace_file, user_dirs
 
 join = os.path.join
 
@@ -112,11 +112,7 @@ def _load(name: str, project_root: str | None) -> RuleTable:
     try:
         directory, filename = os.path.split(snapshot)
         ensure_private_dir(directory)  # a user's rules may name private things (their own secret patterns)
-        temp = join(directory, f".{filename}.{os.getpid()}")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps({"layers": present, "rules": merged, "literals": literals}))
-        os.replace(temp, snapshot)
+        replace_file(snapshot, json.dumps({"layers": present, "rules": merged, "literals": literals}))
         _prune(directory, name, filename)
     except OSError:
         pass  # no cache, no harm: the next call parses again

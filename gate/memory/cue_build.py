@@ -21,7 +21,7 @@ from gate.memory.cues import (
     stale_scopes,
     table_dir,
 )
-from gate.paths import ProjectPaths, ensure_private_dir
+from gate.paths import ProjectPaths, ensure_private_dir, replace_file
 
 join = os.path.join
 
@@ -35,17 +35,8 @@ KEEP = ("id", "kind", "title", "created", "updated", "source", "scope", "project
 FLAG_PATHS, FLAG_TRIGGERS, FLAG_ACTIVE = 1, 2, 4
 
 
-def _write_text(path: str, text: str) -> None:
-    directory, name = os.path.split(path)
-    temp = join(directory, f".{name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(temp, path)
-
-
 def _write_json(path: str, data: dict[str, Any]) -> None:
-    _write_text(path, json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
+    replace_file(path, json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
 
 
 # --- what qualifies, and with which effective triggers ------------------------------------------------------------
@@ -218,13 +209,13 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
         dirs: dict[str, dict[str, Any]] = {}
         for scope in SCOPES:
             store = paths.store_for_scope(scope)
-            same_place = (recorded.get(scope) or {}).get("path") == str(store)
+            same_place = (recorded.get(scope) or {}).get("path") == store
             old_files = old_scopes.get(scope, {}) if same_place else {}
             if scope in stale:
                 mtime = dir_mtime(store)  # before listing: a write after this moves the mtime past it
                 files, found = _scan_scope(scope, store, old_files, old_records, defaults)
                 settled = scan.settled(mtime)
-                dirs[scope] = {"path": str(store), "mtime_ns": mtime if settled else -1}
+                dirs[scope] = {"path": store, "mtime_ns": mtime if settled else -1}
             else:
                 files = old_files
                 found = {k: v for k, v in old_records.items() if v.get("scope") == scope}
@@ -240,7 +231,7 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
             text = json.dumps(content, separators=(",", ":"))
             sums[name] = zlib.crc32(text.encode("utf-8", "surrogatepass"))
             if old_sums.get(name) != sums[name] or not os.path.exists(join(directory, name)):
-                _write_text(join(directory, name), text)  # only the shards that changed: a store has thousands
+                replace_file(join(directory, name), text)  # only the shards that changed: a store has thousands
         for name in old_sums.keys() - sums.keys():
             try:  # noqa: SIM105 -- contextlib costs a hook ~2 ms to import
                 os.unlink(join(directory, name))

@@ -19,7 +19,7 @@ import tantivy
 
 from gate.memory.analyzer import ANALYZER_NAME, analyzer
 from gate.memory.scan import SUFFIX, settled
-from gate.paths import ProjectPaths, ensure_private_dir
+from gate.paths import ProjectPaths, ensure_private_dir, replace_file
 from gate.textproc import expand_identifiers
 
 join = os.path.join
@@ -89,11 +89,7 @@ def _read_json(path: str) -> dict[str, Any]:
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:
-    directory, name = os.path.split(path)
-    temp = join(directory, f".{name}.{os.getpid()}.tmp")
-    with open(temp, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
-    os.replace(temp, path)
+    replace_file(path, json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
 
 
 def _dir_mtime(path: str) -> int | None:
@@ -152,7 +148,7 @@ class MemoryIndex:
         stale = []
         for scope, directory in self.store_dirs.items():
             entry = recorded.get(scope) or {}
-            if entry.get("path") != str(directory) or entry.get("mtime_ns") != _dir_mtime(directory):
+            if entry.get("path") != directory or entry.get("mtime_ns") != _dir_mtime(directory):
                 stale.append(scope)
         return stale
 
@@ -177,7 +173,6 @@ class MemoryIndex:
         shutil.rmtree(self.dir, ignore_errors=True)
         ensure_private_dir(self.dir)
         self._index = None
-        self._searcher = None
 
     def exists(self) -> bool:
         if not os.path.exists(join(self.dir, "meta.json")):
@@ -227,7 +222,6 @@ class MemoryIndex:
         it, since another process may have caught up in between). `written` names scopes the caller has
         just written to: they certainly differ, so the lock-free look is skipped for them."""
         report = CatchUp()
-        self._searcher = None  # reads after a catch-up see the newest commit, whoever made it
         if self.exists():
             stale = list(SCOPES_INDEXED) if deep else self.stale_scopes()
             stale += [scope for scope in written if scope not in stale]
@@ -265,7 +259,6 @@ class MemoryIndex:
         start_over: bool,
     ) -> None:
         """Under the writer: re-index the scopes, commit if anything changed, then record the manifests."""
-        self._searcher = None  # whatever happens below, the next read looks at the index afresh
         try:
             # A writer killed mid-commit leaves files that meta.json never adopted (a `<segment>.<opstamp>.del`
             # among them); repeating its work would reach the same opstamp, and the commit would fail on
@@ -292,7 +285,7 @@ class MemoryIndex:
 
         directory = self.store_dirs[scope]
         mtime = _dir_mtime(directory)
-        if dirs_state.get(scope, {}).get("path") not in (None, str(directory)):
+        if dirs_state.get(scope, {}).get("path") not in (None, directory):
             return True
         known = files_state.get(scope, {})
         current = {entry.name: entry for entry in scan_dir(directory)}
@@ -300,7 +293,7 @@ class MemoryIndex:
             known[name][:3] != entry.signature() for name, entry in current.items()
         ):
             return True
-        dirs_state[scope] = {"path": str(directory), "mtime_ns": mtime if settled(mtime) else -1}
+        dirs_state[scope] = {"path": directory, "mtime_ns": mtime if settled(mtime) else -1}
         return False
 
     def _catch_up_scope(
@@ -318,7 +311,7 @@ class MemoryIndex:
         # Stat the directory BEFORE listing it: a write after this moment moves the mtime past what we record.
         mtime = _dir_mtime(directory)
         known = files_state.get(scope, {})
-        if dirs_state.get(scope, {}).get("path") not in (None, str(directory)):
+        if dirs_state.get(scope, {}).get("path") not in (None, directory):
             known = {}  # the scope moved (GATE_HOME changed): everything here is new
         current = {entry.name: entry for entry in scan_dir(directory)}
         updated: dict[str, list[Any]] = {}
@@ -348,7 +341,7 @@ class MemoryIndex:
             report.added += 1
             updated[name] = [*entry.signature(), memory.id]
         files_state[scope] = updated
-        dirs_state[scope] = {"path": str(directory), "mtime_ns": mtime if settled(mtime) else -1}
+        dirs_state[scope] = {"path": directory, "mtime_ns": mtime if settled(mtime) else -1}
         report.changed_dirs.append(scope)
 
     def catch_up_for_hook(self) -> CatchUp:
@@ -387,7 +380,7 @@ class MemoryIndex:
             finally:
                 os.close(lock_fd)
             subprocess.Popen(  # detached and silent: Claude Code waits for the hook's stdout to close
-                [sys.executable, "-m", "gate.memory.index", str(self.paths.root)],
+                [sys.executable, "-m", "gate.memory.index", self.paths.root],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, close_fds=True,
             )

@@ -13,7 +13,7 @@ import json
 import os
 import time
 
-from gate.paths import ensure_private_dir, sessions_dir, sha256_builtin
+from gate.paths import ensure_private_dir, replace_file, sessions_dir, sha256_builtin
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -139,12 +139,7 @@ def _load(path: str, session_id: str) -> Ledger:
 
 def _save(path: str, ledger: Ledger) -> None:
     ledger.updated = time.time()
-    directory, name = os.path.split(path)
-    temp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(ledger.to_dict(), separators=(",", ":")))  # dumps: C encoder; dump(): Python
-    os.replace(temp, path)
+    replace_file(path, json.dumps(ledger.to_dict(), separators=(",", ":")))  # dumps: C encoder; dump(): Python
 
 
 class open_ledger:

@@ -91,7 +91,7 @@ def run(event: Any, started: float) -> str | None:
     if settings.get("audit", True):
         record: dict[str, Any] = {
             "session": session_id,
-            "project": str(paths.root),
+            "project": paths.root,
             "event": event_name,
             "gate": outcome.gate,
             "decision": outcome.decision,

@@ -212,12 +212,12 @@ def _paths_report(project_root: Path) -> dict[str, Any]:
     dirs = user_dirs()
     project = ProjectPaths.for_cwd(project_root)
     return {
-        "user_config": str(user_config_file()),
+        "user_config": user_config_file(),
         "user_config_exists": os.path.isfile(user_config_file()),
-        "project_config": str(project.project_config),
+        "project_config": project.project_config,
         "project_config_exists": os.path.isfile(project.project_config),
         "gate_home": os.environ.get("GATE_HOME") or None,
-        "dirs": {name: str(getattr(dirs, name)) for name in ("config", "data", "state", "cache", "log")},
+        "dirs": {name: getattr(dirs, name) for name in ("config", "data", "state", "cache", "log")},
     }
 
 

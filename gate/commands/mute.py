@@ -55,7 +55,7 @@ def _audit(paths: ProjectPaths, session: str | None, decision: str, extra: dict[
     scope = "SESSION" if session else "PROJECT"
     record: dict[str, Any] = {
         "session": session or "",
-        "project": str(paths.root),
+        "project": paths.root,
         "event": "mute",
         "gate": "mute",
         "decision": decision,
@@ -66,7 +66,7 @@ def _audit(paths: ProjectPaths, session: str | None, decision: str, extra: dict[
 
 
 def _status(paths: ProjectPaths, session: str | None) -> dict[str, Any]:
-    state: dict[str, Any] = {"project": str(paths.root), "project_muted": False}
+    state: dict[str, Any] = {"project": paths.root, "project_muted": False}
     record = project_mute(paths)
     if record is not None:
         state["project_muted"] = True
@@ -118,7 +118,7 @@ def run_mute(args: argparse.Namespace) -> int:
             raise ValidationError(str(error)) from error
     target = Path(mute_file(paths))
     ensure_private_dir(target.parent)
-    target.write_text(json.dumps({"since": time.time(), "until": until, "root": str(paths.root)}), encoding="utf-8")
+    target.write_text(json.dumps({"since": time.time(), "until": until, "root": paths.root}), encoding="utf-8")
     _audit(paths, None, "muted", {"until": format_time(until)} if until else None)
     ends = f" until {format_time(until)}" if until else " until `gate unmute`"
     _print(args, {"muted": "project", "until": format_time(until) if until else None},

@@ -123,7 +123,7 @@ def touch_of(ctx: HookContext, tools: dict[str, Any]) -> Touch | None:
             return None
         touch.command = command[:MAX_COMMAND_CHARS]
         return touch
-    root = str(ctx.paths.root)
+    root = ctx.paths.root
     cwd = ctx.event.get("cwd") if isinstance(ctx.event.get("cwd"), str) else root
     for key in tools.get("files", {}).get(tool, []):
         value = tool_input.get(key)

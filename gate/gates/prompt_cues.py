@@ -15,6 +15,7 @@ from gate.gates.base import HookContext, Outcome, additional_context
 from gate.memory import cues
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
+from gate.textproc import terms  # loaded already: the recall gate's topic check uses it
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 
 
 def _keyword_match(keywords: list[str], prompt_terms: set[str], prompt_words: set[str]) -> bool:
-    from gate.textproc import terms
-
     for phrase in keywords:
         for word in phrase.split():
             stems = terms(word)
@@ -44,8 +43,6 @@ def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     found = cues.load(ctx.paths, cues.defaults_from(rules)).event("prompt")
     if not found:
         return outcome
-    from gate.textproc import terms
-
     prompt = prompt[:6000]
     prompt_terms = set(terms(prompt))
     prompt_words = set(re.findall(r"[\w'-]+", prompt.lower()))

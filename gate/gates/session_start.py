@@ -24,7 +24,7 @@ def standing_memories(ctx: HookContext) -> tuple[list[dict], list[dict]]:
         return [], []
     directives = [r for r in index.by_field("kind", "directive", STANDING_LIMIT) if r["status"] == "active"]
     tasks = [r for r in index.by_field("kind", "task", STANDING_LIMIT) if r["status"] == "active"]
-    project = str(ctx.paths.root)
+    project = ctx.paths.root
     keep = [
         r for r in directives + tasks
         if r.get("scope") != "private" or not r.get("project") or r["project"] == project
@@ -35,7 +35,7 @@ def standing_memories(ctx: HookContext) -> tuple[list[dict], list[dict]]:
 
 def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
     source = ctx.event.get("source")
-    ledger.project = str(ctx.paths.root)
+    ledger.project = ctx.paths.root
     if source == "compact" or ledger.compaction_pending:
         ledger.rearm()
     elif source in ("startup", "clear"):

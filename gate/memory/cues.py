@@ -87,7 +87,7 @@ def stale_scopes(head: dict[str, Any], paths: ProjectPaths, defaults: dict[str, 
     for scope in SCOPES:
         directory = paths.store_for_scope(scope)
         entry = recorded.get(scope) or {}
-        if entry.get("path") != str(directory) or entry.get("mtime_ns") != dir_mtime(directory):
+        if entry.get("path") != directory or entry.get("mtime_ns") != dir_mtime(directory):
             stale.append(scope)
     return stale
 

@@ -167,7 +167,7 @@ def search(
     max_hits = int(limit if limit is not None else cut.get("max_hits", 8))
     terms = query_terms(text)
     raw = index.search(terms, dict(rules.get("boost", {"title": 2.0, "body": 1.0})), int(cut.get("candidates", 40)))
-    project = str(index.paths.root)
+    project = index.paths.root
     candidates: list[Candidate] = []
     ranked: dict[str, Hit] = {}
     for score, record in raw:
@@ -228,7 +228,7 @@ def related_appendix(
     conf = rules.get("related", {})
     order = {edge: rank for rank, edge in enumerate(conf.get("edge_order", LINK_TYPES))}
     hit_ids = {hit.id for hit in hits}
-    project = str(index.paths.root)
+    project = index.paths.root
     found: dict[str, tuple[tuple[int, int], Related]] = {}
     for position, hit in enumerate(hits):
         edges: list[tuple[str, dict[str, Any], str]] = []

@@ -141,12 +141,12 @@ class Store:
         marker = Path(self.paths.project_marker)
         if not marker.exists():
             ensure_private_dir(marker.parent)
-            marker.write_text(json.dumps({"root": str(self.paths.root)}), encoding="utf-8")
+            marker.write_text(json.dumps({"root": self.paths.root}), encoding="utf-8")
 
     def remember(self, memory: Memory, *, supersedes: Iterable[str] = ()) -> Memory:
         """Validate and write a new memory; mark what it supersedes; catch the index up."""
         if not memory.project:
-            memory.project = str(self.paths.root)
+            memory.project = self.paths.root
         old_ids = list(dict.fromkeys(supersedes))
         for old_id in old_ids:
             if not any(link.type == "supersedes" and link.target == old_id for link in memory.links):
@@ -213,7 +213,7 @@ class Store:
                 data = json.loads(line)
                 if not isinstance(data, dict):
                     raise ValidationError("a line must be a JSON object")
-                data.setdefault("project", str(self.paths.root))
+                data.setdefault("project", self.paths.root)
                 if data.get("id") is not None and not ID_PATTERN.match(str(data["id"])):
                     raise ValidationError(f"invalid id {data['id']!r}")
                 memory = Memory.from_dict(data)

@@ -373,25 +373,22 @@ def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) ->
     env = gate.env(store.home, store.project)
     event = prompts.prompt_event(prompts.session_id("peer"), prompts.SHIFT, transcript, store.project)
     floor = floor_candidate(opts, env, store.project, event)
+
+    def peer_hook(name: str, script: str, data: Path) -> Candidate:
+        """A peer hook script: the same event on stdin, the same answer expected."""
+        return Candidate(
+            name,
+            [opts.python, str(SCRIPTS / script), str(data)],
+            stdin=event,
+            env=env,
+            cwd=store.project,
+            check=check_context("MEMORY SEARCH REQUIRED"),
+            max_seconds=opts.slow_cap_s,
+        )
+
     peers = [
-        Candidate(
-            PEER_FTS5,
-            [opts.python, str(SCRIPTS / "peer_fts5.py"), str(store.fts5)],
-            stdin=event,
-            env=env,
-            cwd=store.project,
-            check=check_context("MEMORY SEARCH REQUIRED"),
-            max_seconds=opts.slow_cap_s,
-        ),
-        Candidate(
-            PEER_SCAN,
-            [opts.python, str(SCRIPTS / "peer_scan.py"), str(store.markdown)],
-            stdin=event,
-            env=env,
-            cwd=store.project,
-            check=check_context("MEMORY SEARCH REQUIRED"),
-            max_seconds=opts.slow_cap_s,
-        ),
+        peer_hook(PEER_FTS5, "peer_fts5.py", store.fts5),
+        peer_hook(PEER_SCAN, "peer_scan.py", store.markdown),
         Candidate(
             PEER_GREP,
             ["grep", "-rilF", *[arg for t in terms(prompts.SHIFT) for arg in ("-e", t)], str(store.markdown)],

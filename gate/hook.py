@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from gate.gates.base import HookContext, Outcome
+    from gate.session.ledger import Ledger
+
 MAX_STDIN_BYTES = 64 * 1024 * 1024
 
 HANDLERS: dict[str, tuple[str, str]] = {
@@ -49,6 +52,18 @@ def _load_handler(event_name: str) -> Callable[..., Any] | None:
     return getattr(sys.modules[module_name], function)
 
 
+def decide(ctx: HookContext, ledger: Ledger) -> Outcome:
+    """The gate's answer to one event: the hooks and `gate replay` both decide here, nothing else does."""
+    handler = _load_handler(ctx.event_name)
+    if handler is None:
+        raise ValueError(f"no gate answers {ctx.event_name}")
+    outcome = handler(ctx, ledger)
+    output = outcome.output
+    if output is not None and not ALLOWED_OUTPUT.get(ctx.event_name, lambda _: False)(output):
+        raise ValueError(f"{ctx.event_name} may not answer with {sorted(output)}")
+    return outcome
+
+
 def run(event: Any, started: float) -> str | None:
     """Evaluate one parsed event; return the text for stdout (or None). Raises on any failure."""
     from gate.gates.base import HookContext
@@ -62,8 +77,7 @@ def run(event: Any, started: float) -> str | None:
     event_name = event.get("hook_event_name")
     if not isinstance(event_name, str):
         raise ValueError("the event has no hook_event_name")
-    handler = _load_handler(event_name)
-    if handler is None:
+    if event_name not in HANDLERS:
         return None
     session_id = event.get("session_id")
     if not isinstance(session_id, str) or not session_id:
@@ -81,10 +95,8 @@ def run(event: Any, started: float) -> str | None:
             write_error(event_name, ValueError(problem))
     ctx = HookContext(event=event, event_name=event_name, session_id=session_id, paths=paths, settings=settings)
     with open_ledger(session_id) as ledger:
-        outcome = handler(ctx, ledger)
+        outcome = decide(ctx, ledger)
     output = outcome.output
-    if output is not None and not ALLOWED_OUTPUT.get(event_name, lambda _: False)(output):
-        raise ValueError(f"{event_name} may not answer with {sorted(output)}")
     # ASCII JSON (non-ASCII as \u escapes): writable whatever the locale's stdout encoding, and a lone
     # surrogate read from a transcript cannot make the write fail after the gate has decided.
     text = json.dumps(output) if output is not None else None

@@ -59,18 +59,58 @@ def _xdg(var: str, fallback: str) -> str:
     return value if value else join(_home(), fallback)
 
 
+# `gate replay` points the state directory (ledgers, audit, logs, mute) at a throwaway directory while it runs,
+# so that no gate it replays can touch the user's live state, whatever the gate does; with labelled stores it
+# moves every directory, as GATE_HOME does. (kind, directory), innermost last.
+_redirects: list[tuple[str, str]] = []
+
+
 def user_dirs() -> UserDirs:
     """Where this user's config, memories, ledgers and caches live."""
+    if not _redirects:
+        return _platform_dirs()
+    kind, directory = _redirects[-1]
+    if kind == "home":
+        return _home_dirs(directory)
+    dirs = _platform_dirs()
+    return UserDirs(dirs.config, dirs.data, directory, dirs.cache, join(directory, "log"))
+
+
+class _redirect:
+    kind = ""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def __enter__(self) -> str:
+        _redirects.append((self.kind, self.directory))
+        return self.directory
+
+    def __exit__(self, *_: object) -> None:
+        _redirects.pop()
+
+
+class redirect_state(_redirect):
+    """`with redirect_state(DIR):` every state path (ledgers, audit, logs, mute) lies under DIR."""
+
+    kind = "state"
+
+
+class redirect_home(_redirect):
+    """`with redirect_home(DIR):` every path lies under DIR, as with GATE_HOME=DIR."""
+
+    kind = "home"
+
+
+def _home_dirs(root: str) -> UserDirs:
+    return UserDirs(join(root, "config"), join(root, "data"), join(root, "state"), join(root, "cache"),
+                    join(root, "state", "log"))
+
+
+def _platform_dirs() -> UserDirs:
     home = os.environ.get("GATE_HOME", "").strip()
     if home:
-        root = os.path.expanduser(home)
-        return UserDirs(
-            join(root, "config"),
-            join(root, "data"),
-            join(root, "state"),
-            join(root, "cache"),
-            join(root, "state", "log"),
-        )
+        return _home_dirs(os.path.expanduser(home))
     if sys.platform == "darwin":
         support = join(_home(), "Library", "Application Support", APP_NAME)
         return UserDirs(

@@ -1,6 +1,7 @@
 """Behaviour as data: rules/*.toml shipped with gate, overridden per user and per project (hot path, stdlib).
 
-Lookup order, later wins: the shipped rules directory, `<user config>/rules/`, `<project>/.gate/rules/`.
+Lookup order, later wins: the shipped rules directory, `<user config>/rules/`, `<project>/.gate/rules/` (and,
+for `gate replay --rules DIR`, DIR).
 Tables merge key by key; any other value (lists included) is replaced whole, so a user can restate a list.
 
 Parsing TOML costs the hook more than the rest of its work (tomllib's import alone is several ms), so the
@@ -87,11 +88,13 @@ def _signature(layers: list[str]) -> tuple[str, list[str]]:
 
 
 @cache
-def _load(name: str, project_root: str | None) -> RuleTable:
+def _load(name: str, project_root: str | None, overlay: str | None = None) -> RuleTable:
     filename = f"{name}.toml"
     layers = [join(shipped_rules_dir(), filename), join(user_dirs().config, "rules", filename)]
     if project_root is not None:
         layers.append(join(project_root, ".gate", "rules", filename))
+    if overlay is not None:
+        layers.append(join(overlay, filename))
     key, present = _signature(layers)
     if not present:
         raise FileNotFoundError(f"no rules named {name!r} (looked in {os.path.dirname(layers[0])})")
@@ -137,6 +140,9 @@ def _prune(directory: str, name: str, keep: str) -> None:
                 continue
 
 
-def load_rules(name: str, project_root: str | os.PathLike[str] | None = None) -> RuleTable:
-    """The merged rule table `name` (e.g. "topic_shift" for rules/topic_shift.toml)."""
-    return _load(name, os.fspath(project_root) if project_root is not None else None)
+def load_rules(
+    name: str, project_root: str | os.PathLike[str] | None = None, overlay: str | None = None
+) -> RuleTable:
+    """The merged rule table `name` (e.g. "topic_shift" for rules/topic_shift.toml); `overlay` is one more
+    rules directory laid over the others (`gate replay --rules DIR`)."""
+    return _load(name, os.fspath(project_root) if project_root is not None else None, overlay)

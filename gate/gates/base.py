@@ -26,12 +26,18 @@ class HookContext:
         session_id: str,
         paths: ProjectPaths,
         settings: dict[str, Any],
+        transcript_end: int | None = None,
+        rules_overlay: str | None = None,
     ) -> None:
         self.event = event
         self.event_name = event_name
         self.session_id = session_id
         self.paths = paths
         self.settings = settings
+        # `gate replay` only: the transcript as it was when the recorded hook ran (a byte offset into it), and
+        # a rules directory laid over all the others (a policy under test).
+        self.transcript_end = transcript_end
+        self.rules_overlay = rules_overlay
 
     @property
     def transcript_path(self) -> str | None:
@@ -39,7 +45,7 @@ class HookContext:
         return value if isinstance(value, str) and value else None
 
     def rules(self, name: str) -> dict[str, Any]:
-        return load_rules(name, self.paths.root)
+        return load_rules(name, self.paths.root, self.rules_overlay)
 
     @cached_property
     def index(self) -> MemoryIndex:

@@ -79,12 +79,12 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     ledger.prompts += 1
     record = topic.TopicRecord.from_dict(ledger.topic)
     # The previous reply matters: follow-ups reuse the words of the answer they follow.
-    previous = previous_turn(ctx.transcript_path)
+    previous = previous_turn(ctx.transcript_path, end=ctx.transcript_end)
     touched = previous.touched_files()
     forced = ledger.force_shift
     verdict = topic.assess(prompt, None if forced else record, touched, rules, previous.text)
     ledger.topic = topic.update(record, prompt, rules, touched).to_dict()
-    extra: dict[str, Any] = {"novelty": verdict.novelty, "terms": verdict.terms}
+    extra: dict[str, Any] = {"novelty": verdict.novelty, "terms": verdict.terms, "shift": verdict.shift}
     if verdict.reason == "trivial":
         return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall", extra=extra)
     if not verdict.shift:

@@ -31,7 +31,7 @@ EDGE_FOR_KIND = {"fix": "fixes", "decision": "relates"}
 
 def _read(ctx: HookContext) -> Turn:
     last = ctx.event.get("last_assistant_message")
-    return read_turn(ctx.transcript_path, last if isinstance(last, str) else None)
+    return read_turn(ctx.transcript_path, last if isinstance(last, str) else None, end=ctx.transcript_end)
 
 
 def _settle_pending(ctx: HookContext, ledger: Ledger, turn: Turn | None, extra: dict[str, Any]) -> None:

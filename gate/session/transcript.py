@@ -135,18 +135,19 @@ class Turn(_Plain):
         return "\n\n".join(self.assistant_texts)
 
 
-def _reverse_lines(path: str, max_bytes: int) -> Iterator[bytes]:
+def _reverse_lines(path: str, max_bytes: int, end: int | None = None) -> Iterator[bytes]:
     """Complete lines of a file, last first, reading at most about max_bytes from its end.
 
-    The first line of the read window is yielded only when it starts at offset 0 (otherwise it is a
-    fragment of a line we did not read whole).
+    `end` reads the file as if it ended at that byte offset (`gate replay`: the transcript as it was when a
+    recorded hook ran). The first line of the read window is yielded only when it starts at offset 0
+    (otherwise it is a fragment of a line we did not read whole).
     """
     if not stat.S_ISREG(os.stat(path).st_mode):
         # A FIFO would block open() until a writer came (a hook must never hang); a device has no end to read.
         raise OSError(f"{path}: not a regular file")
     with open(path, "rb") as handle:
-        end = handle.seek(0, os.SEEK_END)
-        position = end
+        size = handle.seek(0, os.SEEK_END)
+        position = size if end is None else max(0, min(end, size))
         budget = max(max_bytes, 1)
         # The unfinished start of the window, as blocks newest first: a multi-MB line is joined once, not
         # re-copied with every block read.
@@ -210,6 +211,37 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
+# What a `user` line of a transcript is (classify_user): one answer shared by the hooks' backward reader and
+# `gate replay`'s forward walk, so both agree on where a turn starts.
+TOOL_RESULTS = "tool_results"  # the results of the assistant's tool calls
+HOOK_FEEDBACK = "hook_feedback"  # "Stop hook feedback:": a Stop hook blocked and the turn goes on
+COMPACT_SUMMARY = "compact_summary"  # the summary that opens the window after a compaction
+NOT_A_PROMPT = "not_a_prompt"  # meta lines, interruption markers, local command output, empty content
+PROMPT = "prompt"  # something the user typed
+COMMAND = "command"  # a slash command the user ran (its text is the command's name)
+
+
+def classify_user(entry: dict[str, Any]) -> tuple[str, str]:
+    """(role, text) of a `user` line; text is the prompt (or the command's name) for PROMPT and COMMAND."""
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+    ):
+        return TOOL_RESULTS, ""
+    text = _block_text(content)
+    if text.startswith("Stop hook feedback:"):
+        return HOOK_FEEDBACK, ""
+    if entry.get("isCompactSummary") is True:
+        return COMPACT_SUMMARY, ""
+    if entry.get("isMeta") is True or not text.strip() or text.lstrip().startswith(_NOT_A_PROMPT):
+        return NOT_A_PROMPT, ""
+    command = re.search(_COMMAND, text) if "<command-name>" in text else None
+    if command:
+        return COMMAND, command.group(1).strip()
+    return PROMPT, text
+
+
 class _Collector:
     """Receives the turn's entries newest first and builds the Turn in reading order."""
 
@@ -244,24 +276,21 @@ class _Collector:
             return False
         if kind != "user":
             return False
-        if isinstance(content, list) and any(
-            isinstance(block, dict) and block.get("type") == "tool_result" for block in content
-        ):
+        role, text = classify_user(entry)
+        if role == TOOL_RESULTS:
             for block in reversed(content):
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self.events.append(("result", block))
             return False
-        text = _block_text(content)
-        if text.startswith("Stop hook feedback:"):
+        if role == HOOK_FEEDBACK:
             self.hook_feedback += 1
             return False
-        if entry.get("isCompactSummary") is True:
+        if role == COMPACT_SUMMARY:
             self.complete = True  # the turn began before a compaction; its prompt is summarised away
             return True
-        if entry.get("isMeta") is True or not text.strip() or text.lstrip().startswith(_NOT_A_PROMPT):
+        if role == NOT_A_PROMPT:
             return False
-        command = re.search(_COMMAND, text) if "<command-name>" in text else None
-        self.prompt = command.group(1).strip() if command else text
+        self.prompt = text
         self.complete = True
         return True
 
@@ -306,9 +335,13 @@ def _fallback(last_assistant_message: str | None) -> Turn:
 
 
 def read_turn(
-    transcript_path: str | None, last_assistant_message: str | None = None, max_bytes: int = 4_000_000
+    transcript_path: str | None,
+    last_assistant_message: str | None = None,
+    max_bytes: int = 4_000_000,
+    end: int | None = None,
 ) -> Turn:
-    """The lines after the last real user prompt (and that prompt), read from the end of the transcript.
+    """The lines after the last real user prompt (and that prompt), read from the end of the transcript
+    (or from byte offset `end`: the transcript as it was then).
 
     Falls back to `last_assistant_message` alone when the transcript is missing or unreadable, and adds
     it when the file does not (yet) hold it.
@@ -317,7 +350,7 @@ def read_turn(
         return _fallback(last_assistant_message)
     collector = _Collector()
     try:
-        for line in _reverse_lines(transcript_path, max_bytes):
+        for line in _reverse_lines(transcript_path, max_bytes, end):
             entry = _parse(line)
             if entry is not None and collector.feed(entry):
                 break
@@ -329,9 +362,9 @@ def read_turn(
     return turn
 
 
-def previous_turn(transcript_path: str | None, max_bytes: int = 4_000_000) -> Turn:
+def previous_turn(transcript_path: str | None, max_bytes: int = 4_000_000, end: int | None = None) -> Turn:
     """At UserPromptSubmit the new prompt is not in the file yet: its tail is the last completed turn."""
-    return read_turn(transcript_path, None, max_bytes)
+    return read_turn(transcript_path, None, max_bytes, end)
 
 
 def previous_turn_files(transcript_path: str | None, max_bytes: int = 4_000_000) -> list[str]:

@@ -1,0 +1,132 @@
+"""Replay: the recorded hook events of a session, decided again, in process, by the code the hooks run.
+
+Every step goes through gate.hook.decide — the one function the live hooks decide in — with a HookContext
+that reads the transcript as it stood when the recorded hook ran (Step.end) and a fresh Ledger held in
+memory, one per session, never saved. While a replay runs, the state directory (ledgers, audit, error log,
+mute) points at a throwaway directory (gate.paths.redirect_state), so nothing it replays can touch the
+user's live state; the store is only read. The index may catch up with the memory files, as any search does.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any
+
+from gate.gates.base import HookContext, Outcome
+from gate.hook import decide
+from gate.paths import ProjectPaths, redirect_state
+from gate.replay.timeline import Step, Timeline
+from gate.session.ledger import Ledger
+
+
+class StepResult:
+    """What the gate decided at one recorded step."""
+
+    __slots__ = ("decision", "delivered", "extra", "reason", "step")
+
+    def __init__(self, step: Step, outcome: Outcome) -> None:
+        self.step = step
+        self.decision = outcome.decision
+        self.reason = outcome.reason
+        self.delivered = list(outcome.delivered)
+        self.extra = outcome.extra
+
+    @property
+    def event(self) -> str:
+        return self.step.name
+
+    @property
+    def fired(self) -> bool:
+        return self.step.name == "UserPromptSubmit" and self.decision == "fired"
+
+    @property
+    def blocked(self) -> bool:
+        return self.step.name == "Stop" and self.decision == "blocked"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "event": self.step.name,
+            "line": self.step.line,
+            "turn": self.step.turn,
+            "decision": self.decision,
+            "reason": self.reason,
+        }
+        if self.delivered:
+            out["delivered"] = self.delivered
+        for key in ("evidence", "evidence_quotes", "terms", "novelty", "error"):
+            if key in self.extra:
+                out[key] = self.extra[key]
+        return out
+
+
+class SessionRun:
+    """One transcript, replayed."""
+
+    __slots__ = ("results", "timeline")
+
+    def __init__(self, timeline: Timeline, results: list[StepResult]) -> None:
+        self.timeline = timeline
+        self.results = results
+
+    def of(self, event: str) -> list[StepResult]:
+        return [r for r in self.results if r.step.name == event]
+
+    def summary(self) -> dict[str, Any]:
+        prompts = self.of("UserPromptSubmit")
+        stops = self.of("Stop")
+        delivered = [memory for r in self.results for memory in r.delivered]
+        return {
+            "prompts": len(prompts),
+            "fires": sum(1 for r in prompts if r.fired),
+            "delivered": len(delivered),
+            "delivered_on_prompts": sum(len(r.delivered) for r in prompts),
+            "turns_ended": len(stops),
+            "blocks": sum(1 for r in stops if r.blocked),
+            "failed_open": sum(1 for r in self.results if r.decision == "failed_open"),
+        }
+
+
+def _decide(ctx: HookContext, ledger: Ledger) -> Outcome:
+    try:
+        return decide(ctx, ledger)
+    except Exception as error:  # the live hook fails open here: so does the replay, and it says so
+        return Outcome("failed_open", "FAILED_OPEN", extra={"error": f"{type(error).__name__}: {error}"[:300]})
+
+
+def replay_timeline(
+    timeline: Timeline,
+    paths: ProjectPaths,
+    settings: dict[str, Any],
+    rules_overlay: str | None = None,
+    events: frozenset[str] | None = None,
+) -> SessionRun:
+    """Decide every step of one session with a fresh in-memory ledger. The caller redirects state
+    (replay_sessions does); `events` limits which events are decided (default: all)."""
+    ledger = Ledger(session=timeline.session_id)
+    results = []
+    for step in timeline.steps:
+        if events is not None and step.name not in events:
+            continue
+        ctx = HookContext(
+            event=step.event,
+            event_name=step.name,
+            session_id=timeline.session_id,
+            paths=paths,
+            settings=settings,
+            transcript_end=step.end,
+            rules_overlay=rules_overlay,
+        )
+        results.append(StepResult(step, _decide(ctx, ledger)))
+    return SessionRun(timeline, results)
+
+
+def replay_sessions(
+    timelines: list[Timeline],
+    paths: ProjectPaths,
+    settings: dict[str, Any],
+    rules_overlay: str | None = None,
+) -> list[SessionRun]:
+    """Every session in order, state redirected to a throwaway directory for the whole run."""
+    with tempfile.TemporaryDirectory(prefix="gate-replay-") as scratch, redirect_state(scratch):
+        sandboxed = ProjectPaths.for_cwd(paths.root)  # its dirs now carry the redirected state directory
+        return [replay_timeline(t, sandboxed, settings, rules_overlay) for t in timelines]

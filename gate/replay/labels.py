@@ -1,0 +1,275 @@
+"""Labels for `gate replay --labels FILE`: what each gate should have done, and how far it did.
+
+FILE is JSON lines; blank lines are skipped, unknown keys ignored (keep an annotator's confidence there).
+Transcript paths are relative to `--root DIR`, else to FILE's directory. Four kinds of line:
+
+  {"transcript": T, "prompt": LINE, "shift": true}             recall: should this prompt search memory?
+  {"transcript": T, "prompt": LINE, "memories": ["m-…", …]}    recall: what should be in front of the agent
+  {"transcript": T, "turn": LINE, "block": true, "kind": "fix"} write-back: should the turn's Stop block?
+  {"store": FILE.jsonl, "transcripts": [T, …]}                  replay these against a throwaway store
+
+LINE is the 1-based line of the prompt in the transcript (for "turn": the prompt that opened the turn; its first
+Stop is the one judged). "shift" and "memories" may share a line. A store line makes those transcripts replay
+against a store built from FILE (`gate export` JSON lines), holding only the memories created before the
+session's first timestamp: the memories of its project's earlier sessions. Without store lines, the current
+store is used.
+
+Scores: the recall gate's shift precision/recall (predicted: the gate searched memory for the prompt); delivery
+recall (expected memories that had reached the agent in this context window by that prompt, whoever delivered
+them), over all labelled prompts and over shifting prompts; precision of what the recall gate injected at a
+labelled prompt (relevant there?); noise (memories injected at prompts that should get none); cross-project
+leaks (a memory delivered that is not in the session's own store); write-back precision/recall.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from gate.errors import ValidationError
+from gate.replay.engine import SessionRun, StepResult
+
+KINDS = ("decision", "fix", "gotcha", "learning", "preference")
+
+
+class Labels:
+    def __init__(self) -> None:
+        self.shift: dict[tuple[str, int], bool] = {}
+        self.memories: dict[tuple[str, int], list[str]] = {}
+        self.block: dict[tuple[str, int], tuple[bool, str]] = {}
+        self.stores: dict[str, str] = {}  # transcript -> store file
+        self.transcripts: list[str] = []  # every transcript named, first mention first
+
+    def _note(self, transcript: str) -> None:
+        if transcript not in self.transcripts:
+            self.transcripts.append(transcript)
+
+
+def _resolve(base: str, path: Any, where: str, field: str) -> str:
+    if not isinstance(path, str) or not path:
+        raise ValidationError(f"{where}: {field} must be a path (a non-empty string)")
+    return os.path.normpath(os.path.join(base, path))
+
+
+def _line_number(value: Any, where: str, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError(f"{where}: {field} must be a line number (1 or more)")
+    return value
+
+
+def load_labels(path: str, root: str | None = None) -> Labels:
+    """Parse a labels file; any bad line is an error naming the file and line (nothing is run)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValidationError(f"cannot read labels {path}: {error}") from error
+    here = os.path.dirname(os.path.abspath(path))
+    base = os.path.abspath(root) if root else here
+    labels = Labels()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            item = json.loads(line)
+        except ValueError as error:
+            raise ValidationError(f"{where}: not JSON ({error})") from error
+        if not isinstance(item, dict):
+            raise ValidationError(f"{where}: a label must be a JSON object")
+        if "store" in item:
+            store = _resolve(here, item["store"], where, "store")
+            transcripts = item.get("transcripts")
+            if not isinstance(transcripts, list) or not transcripts:
+                raise ValidationError(f"{where}: a store line needs \"transcripts\": [paths]")
+            for transcript in transcripts:
+                resolved = _resolve(base, transcript, where, "transcripts")
+                labels.stores[resolved] = store
+                labels._note(resolved)
+            continue
+        transcript = _resolve(base, item.get("transcript"), where, "transcript")
+        labels._note(transcript)
+        if "prompt" in item:
+            key = (transcript, _line_number(item["prompt"], where, "prompt"))
+            if "shift" not in item and "memories" not in item:
+                raise ValidationError(f"{where}: a prompt label needs \"shift\" or \"memories\"")
+            if "shift" in item:
+                if not isinstance(item["shift"], bool):
+                    raise ValidationError(f"{where}: shift must be true or false")
+                labels.shift[key] = item["shift"]
+            if "memories" in item:
+                memories = item["memories"]
+                if not isinstance(memories, list) or not all(isinstance(m, str) for m in memories):
+                    raise ValidationError(f"{where}: memories must be a list of memory ids")
+                labels.memories[key] = memories
+        elif "turn" in item:
+            key = (transcript, _line_number(item["turn"], where, "turn"))
+            if not isinstance(item.get("block"), bool):
+                raise ValidationError(f"{where}: a turn label needs \"block\": true or false")
+            kind = item.get("kind", "")
+            if kind not in ("", "none", *KINDS):
+                raise ValidationError(f"{where}: kind must be one of {', '.join(KINDS)}")
+            labels.block[key] = (item["block"], "" if kind == "none" else kind)
+        else:
+            raise ValidationError(f"{where}: a label needs \"prompt\", \"turn\" or \"store\"")
+    return labels
+
+
+# ---------------------------------------------------------------------------------------------------------
+# scoring
+
+
+class Confusion:
+    def __init__(self) -> None:
+        self.tp = self.fp = self.fn = self.tn = 0
+
+    def add(self, expected: bool, predicted: bool) -> None:
+        if expected and predicted:
+            self.tp += 1
+        elif predicted:
+            self.fp += 1
+        elif expected:
+            self.fn += 1
+        else:
+            self.tn += 1
+
+    def to_json(self) -> dict[str, Any]:
+        n = self.tp + self.fp + self.fn + self.tn
+        precision = self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+        recall = self.tp / (self.tp + self.fn) if self.tp + self.fn else None
+        return {"n": n, "tp": self.tp, "fp": self.fp, "fn": self.fn, "tn": self.tn,
+                "precision": _round(precision), "recall": _round(recall)}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return _round(part / whole) if whole else None
+
+
+def searched(result: StepResult) -> bool:
+    """Did the recall gate look in memory for this prompt? (a shift, or memory worth a look)"""
+    return bool(result.extra.get("shift")) or result.decision == "fired"
+
+
+def _excerpt(text: str, width: int = 100) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[str]] | None = None) -> dict[str, Any]:
+    """Precision and recall per gate, with every wrong case. `store_ids`: each transcript's own memories."""
+    shift, block = Confusion(), Confusion()
+    by_kind: dict[str, Confusion] = {}
+    wrong_shift: list[dict[str, Any]] = []
+    wrong_block: list[dict[str, Any]] = []
+    delivery = {"expected": 0, "reached": 0, "expected_at_shifts": 0, "reached_at_shifts": 0, "injected": 0,
+                "injected_relevant": 0, "noise": 0, "noise_prompts": 0, "leaks": 0}
+    missed: list[dict[str, Any]] = []
+    irrelevant: list[dict[str, Any]] = []
+    leaked: list[dict[str, Any]] = []
+    unmatched: list[str] = []
+    for transcript, run in runs.items():
+        own = store_ids.get(transcript) if store_ids else None
+        window: set[str] = set()
+        first_stop: dict[int, StepResult] = {}
+        prompts: dict[int, StepResult] = {}
+        for result in run.results:
+            step = result.step
+            if step.name == "SessionStart" and step.event.get("source") == "compact":
+                window = set()
+            window.update(result.delivered)
+            if own is not None:
+                for memory in result.delivered:
+                    if memory not in own:
+                        delivery["leaks"] += 1
+                        leaked.append({"transcript": transcript, "line": step.line, "memory": memory})
+            if step.name == "UserPromptSubmit":
+                prompts[step.line] = result
+                key = (transcript, step.line)
+                expected = labels.memories.get(key)
+                if expected is not None:
+                    at_shift = labels.shift.get(key, searched(result))
+                    reached = [m for m in expected if m in window]
+                    delivery["expected"] += len(expected)
+                    delivery["reached"] += len(reached)
+                    if at_shift:
+                        delivery["expected_at_shifts"] += len(expected)
+                        delivery["reached_at_shifts"] += len(reached)
+                    for memory in expected:
+                        if memory not in window:
+                            missed.append({"transcript": transcript, "line": step.line, "memory": memory,
+                                           "reason": result.reason})
+                    delivery["injected"] += len(result.delivered)
+                    relevant = [m for m in result.delivered if m in expected]
+                    delivery["injected_relevant"] += len(relevant)
+                    for memory in result.delivered:
+                        if memory not in expected:
+                            irrelevant.append({"transcript": transcript, "line": step.line, "memory": memory})
+                    if not expected and result.delivered:
+                        delivery["noise"] += len(result.delivered)
+                        delivery["noise_prompts"] += 1
+            elif step.name == "Stop":
+                first_stop.setdefault(step.turn, result)
+        for (path, line), expected_shift in labels.shift.items():
+            if path != transcript:
+                continue
+            result = prompts.get(line)
+            if result is None:
+                unmatched.append(f"{path}#{line} (prompt)")
+                continue
+            predicted = searched(result)
+            shift.add(expected_shift, predicted)
+            if predicted != expected_shift:
+                wrong_shift.append({
+                    "transcript": path, "line": line, "expected": expected_shift, "got": predicted,
+                    "reason": result.reason, "novelty": result.extra.get("novelty"),
+                    "terms": result.extra.get("terms"), "prompt": _excerpt(result.step.event.get("prompt", "")),
+                })
+        for (path, line), (expected_block, kind) in labels.block.items():
+            if path != transcript:
+                continue
+            result = first_stop.get(line)
+            if result is None:
+                unmatched.append(f"{path}#{line} (turn)")
+                continue
+            blocked = result.blocked
+            block.add(expected_block, blocked)
+            if kind:
+                by_kind.setdefault(kind, Confusion()).add(expected_block, blocked)
+            if blocked != expected_block:
+                wrong_block.append({
+                    "transcript": path, "turn": line, "expected": expected_block, "got": blocked,
+                    "kind": kind, "reason": result.reason, "evidence": result.extra.get("evidence", []),
+                    "quotes": result.extra.get("evidence_quotes", []),
+                    "reply": _excerpt(result.step.event.get("last_assistant_message", ""), 140),
+                })
+    for key in labels.memories:
+        if key[0] not in runs:
+            unmatched.append(f"{key[0]}#{key[1]} (prompt)")
+    report: dict[str, Any] = {}
+    if labels.shift:
+        report["recall_shift"] = {**shift.to_json(), "wrong": wrong_shift}
+    if labels.memories:
+        d = delivery
+        report["delivery"] = {
+            **d,
+            "recall": _ratio(d["reached"], d["expected"]),
+            "recall_at_shifts": _ratio(d["reached_at_shifts"], d["expected_at_shifts"]),
+            "injected_precision": _ratio(d["injected_relevant"], d["injected"]),
+            "leaks_measured": store_ids is not None,
+            "missed": missed,
+            "irrelevant": irrelevant,
+            "leaked": leaked,
+        }
+    if labels.block:
+        report["writeback"] = {
+            **block.to_json(),
+            "by_kind": {kind: c.to_json() for kind, c in sorted(by_kind.items())},
+            "wrong": wrong_block,
+        }
+    report["unmatched"] = unmatched
+    return report

@@ -1,0 +1,215 @@
+"""What `gate replay` prints: per session and in total, the differences under --compare, the scores under
+--labels. Every function returns JSON-able data; the text forms are rendered from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gate.replay.engine import SessionRun, StepResult
+from gate.replay.run import Replay, skipped_lines
+
+TOTAL_KEYS = ("prompts", "fires", "delivered", "turns_ended", "blocks", "failed_open")
+
+
+def _excerpt(text: Any, width: int = 100) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def session_json(run: SessionRun, detail: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "transcript": run.timeline.path,
+        "session": run.timeline.session_id,
+        **run.summary(),
+        "lines": run.timeline.lines,
+        "skipped_lines": dict(run.timeline.skipped),
+    }
+    if detail:
+        out["fired"] = [r.to_json() for r in run.of("UserPromptSubmit") if r.fired]
+        out["blocked"] = [r.to_json() for r in run.of("Stop") if r.blocked]
+        out["failed"] = [r.to_json() for r in run.results if r.decision == "failed_open"]
+    return out
+
+
+def replay_json(replay: Replay, detail: bool = True) -> dict[str, Any]:
+    sessions = [session_json(run, detail) for run in replay.runs.values()]
+    total = {key: sum(s[key] for s in sessions) for key in TOTAL_KEYS}
+    return {
+        "sessions": sessions,
+        "total": {"sessions": len(sessions), **total, **skipped_lines(replay)},
+        "unreadable": replay.unreadable,
+    }
+
+
+def _counts(item: dict[str, Any]) -> str:
+    return (
+        f"{item['prompts']} prompts, {item['fires']} fires, {item['delivered']} memories delivered, "
+        f"{item['turns_ended']} turns ended, {item['blocks']} blocks"
+        + (f", {item['failed_open']} failed open" if item.get("failed_open") else "")
+    )
+
+
+def render_replay(data: dict[str, Any]) -> list[str]:
+    lines = []
+    for session in data["sessions"]:
+        lines.append(f"{session['transcript']}  ({session['session']})")
+        lines.append(f"  {_counts(session)}")
+        for fire in session.get("fired", []):
+            terms = ", ".join(fire.get("terms") or [])
+            lines.append(f"  fire  line {fire['line']}: {', '.join(fire.get('delivered', []))}"
+                         + (f"  (searched for: {terms})" if terms else ""))
+        for block in session.get("blocked", []):
+            kinds = ", ".join(block.get("evidence", []))
+            lines.append(f"  block turn {block['turn']} (Stop at line {block['line']}): {kinds}")
+            lines += [f"        \"{_excerpt(quote, 150)}\"" for quote in block.get("evidence_quotes", [])]
+        for failed in session.get("failed", []):
+            lines.append(f"  FAILED OPEN {failed['event']} at line {failed['line']}: {failed.get('error', '')}")
+    total = data["total"]
+    lines.append(f"total: {total['sessions']} sessions, {_counts(total)}")
+    skipped = total["skipped"]
+    lines.append(
+        "lines skipped: " + (", ".join(f"{n} {cause}" for cause, n in skipped.items()) if skipped else "none")
+        + ("; repaired: " + ", ".join(f"{n} {cause}" for cause, n in total["repaired"].items())
+           if total["repaired"] else "")
+    )
+    for transcript, why in data["unreadable"].items():
+        lines.append(f"could not read {transcript}: {why}")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------------------
+# --compare
+
+
+def _step_key(result: StepResult) -> tuple[str, int, int]:
+    return (result.step.name, result.step.line, result.step.end)
+
+
+def compare_json(before: Replay, after: Replay) -> dict[str, Any]:
+    """Every step whose answer differs between the two policies: fires and blocks added or removed, memories
+    delivered differently, with the prompt or the reply that changed."""
+    changes: list[dict[str, Any]] = []
+    for transcript, old_run in before.runs.items():
+        new_run = after.runs.get(transcript)
+        if new_run is None:
+            continue
+        new_by_key = {_step_key(r): r for r in new_run.results}
+        for old in old_run.results:
+            new = new_by_key.get(_step_key(old))
+            if new is None:
+                continue
+            change = _difference(old, new)
+            if change is not None:
+                changes.append({"transcript": transcript, "line": old.step.line, "turn": old.step.turn, **change})
+    summary: dict[str, int] = {}
+    for change in changes:
+        summary[change["change"]] = summary.get(change["change"], 0) + 1
+    return {"changes": changes, "summary": summary}
+
+
+def _difference(old: StepResult, new: StepResult) -> dict[str, Any] | None:
+    name = old.step.name
+    if name == "Stop":
+        if old.blocked == new.blocked:
+            return None
+        return {
+            "change": "block added" if new.blocked else "block removed",
+            "event": name,
+            "before": old.reason,
+            "after": new.reason,
+            "evidence": (new if new.blocked else old).extra.get("evidence", []),
+            "quotes": (new if new.blocked else old).extra.get("evidence_quotes", []),
+            "reply": _excerpt(old.step.event.get("last_assistant_message"), 160),
+        }
+    if name == "UserPromptSubmit":
+        if old.fired == new.fired and old.delivered == new.delivered:
+            return None
+        change = ("fire added" if new.fired else "fire removed") if old.fired != new.fired else "delivered differently"
+        return {
+            "change": change,
+            "event": name,
+            "before": {"reason": old.reason, "delivered": old.delivered},
+            "after": {"reason": new.reason, "delivered": new.delivered},
+            "prompt": _excerpt(old.step.event.get("prompt"), 160),
+        }
+    if old.delivered != new.delivered:
+        return {"change": "delivered differently", "event": name,
+                "before": {"reason": old.reason, "delivered": old.delivered},
+                "after": {"reason": new.reason, "delivered": new.delivered}}
+    return None
+
+
+def render_compare(data: dict[str, Any], rules_dir: str) -> list[str]:
+    lines = [f"current rules → {rules_dir}: {len(data['changes'])} changes"
+             + (" (" + ", ".join(f"{n} {kind}" for kind, n in sorted(data["summary"].items())) + ")"
+                if data["summary"] else "")]
+    for change in data["changes"]:
+        where = f"{change['transcript']}:{change['line']}"
+        if change["event"] == "Stop":
+            lines.append(f"{change['change']:<22} {where} ({change['before']} → {change['after']})")
+            lines.append(f"    reply: \"{change['reply']}\"")
+            lines += [f"    evidence: \"{_excerpt(q, 150)}\"" for q in change.get("quotes", [])]
+        else:
+            before, after = change["before"], change["after"]
+            lines.append(f"{change['change']:<22} {where} ({before['reason']} → {after['reason']})")
+            if "prompt" in change:
+                lines.append(f"    prompt: \"{change['prompt']}\"")
+            was, now = ", ".join(before["delivered"]) or "-", ", ".join(after["delivered"]) or "-"
+            lines.append(f"    delivered: {was} → {now}")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------------------
+# --labels
+
+
+def _figure(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _confusion(name: str, data: dict[str, Any]) -> str:
+    return (f"{name}: precision {_figure(data['precision'])} recall {_figure(data['recall'])} "
+            f"(n={data['n']}: tp={data['tp']} fp={data['fp']} fn={data['fn']} tn={data['tn']})")
+
+
+def render_scores(scores: dict[str, Any], show_wrong: bool = True) -> list[str]:
+    lines = []
+    if "recall_shift" in scores:
+        shift = scores["recall_shift"]
+        lines.append(_confusion("recall gate, shift", shift))
+        if show_wrong:
+            for case in shift["wrong"]:
+                label = "missed shift" if case["expected"] else "false shift"
+                lines.append(f"  {label:<12} {case['transcript']}:{case['line']} {case['reason']} "
+                             f"novelty={case['novelty']} \"{case['prompt']}\"")
+    if "delivery" in scores:
+        d = scores["delivery"]
+        lines.append(
+            f"recall gate, delivery: {_figure(d['recall'])} ({d['reached']} of {d['expected']} expected memories "
+            f"reached the agent; at shifts {_figure(d['recall_at_shifts'])}: {d['reached_at_shifts']} of "
+            f"{d['expected_at_shifts']})"
+        )
+        lines.append(
+            f"  injected: {d['injected']}, relevant where injected: {d['injected_relevant']} "
+            f"({_figure(d['injected_precision'])}); noise: {d['noise']} memories at {d['noise_prompts']} prompts "
+            f"that should get none"
+            + (f"; cross-project leaks: {d['leaks']}" if d["leaks_measured"] else "")
+        )
+        if show_wrong:
+            lines += [f"  missed     {m['transcript']}:{m['line']} {m['memory']} ({m['reason']})" for m in d["missed"]]
+            lines += [f"  irrelevant {m['transcript']}:{m['line']} {m['memory']}" for m in d["irrelevant"]]
+            lines += [f"  LEAK       {m['transcript']}:{m['line']} {m['memory']}" for m in d["leaked"]]
+    if "writeback" in scores:
+        w = scores["writeback"]
+        lines.append(_confusion("write-back gate, block", w))
+        for kind, data in w["by_kind"].items():
+            lines.append("  " + _confusion(kind, data))
+        if show_wrong:
+            for case in w["wrong"]:
+                label = "missed block" if case["expected"] else "false block"
+                lines.append(f"  {label:<12} {case['transcript']}:{case['turn']} {case['reason']} "
+                             f"{','.join(case['evidence'])} \"{case['reply']}\"")
+                lines += [f"      evidence: \"{_excerpt(q, 140)}\"" for q in case["quotes"]]
+    for item in scores.get("unmatched", []):
+        lines.append(f"label matches no replayed step: {item}")
+    return lines

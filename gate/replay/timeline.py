@@ -1,0 +1,251 @@
+"""A recorded Claude Code session as the hooks lived it: the events, in order, each with the byte offset at
+which the transcript stood when that hook ran.
+
+The walk is forward, one line at a time, and shares its notion of a prompt with the hooks' backward reader
+(gate.session.transcript.classify_user), so a turn starts in the same place for both. What Claude Code does,
+measured on the real CLI (../shared/docs/claude-code-hooks.md, and Claude Code's own hook reference):
+- SessionStart(startup) opens the session; a compaction boundary is PreCompact then SessionStart(compact),
+  also in the middle of a turn, which then goes on (its Stop reads the turn from the boundary on).
+- UserPromptSubmit runs before the prompt is written, so it sees the transcript up to the line before it.
+  Slash commands fire neither UserPromptSubmit nor Stop.
+- Stop runs when the assistant has finished, with its last block already written; a turn ended by an
+  interruption ("[Request interrupted by user") has no Stop. "Stop hook feedback:" means a Stop hook blocked
+  there: that was a Stop, and every later Stop of the turn has stop_hook_active true.
+- PreToolUse runs for every tool call of the main conversation (sidechains are subagents: not this session).
+
+A line that cannot be read is skipped and counted by cause, never fatal: a torn line, a line that is not a
+JSON object; bytes that are not UTF-8 and lone surrogates are repaired (and counted), not skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from typing import Any
+
+from gate.session.transcript import (
+    COMMAND,
+    COMPACT_SUMMARY,
+    HOOK_FEEDBACK,
+    PROMPT,
+    TOOL_RESULTS,
+    classify_user,
+    without_surrogates,
+)
+
+INTERRUPTED = "[Request interrupted by user"
+# Line types that are conversation; every other type (progress, attachment, file-history-snapshot, …) is
+# something the hooks skip too.
+CONVERSATION = frozenset({"user", "assistant", "system"})
+
+
+class Step:
+    """One hook event of the recorded session."""
+
+    __slots__ = ("end", "event", "line", "turn")
+
+    def __init__(self, event: dict[str, Any], line: int, end: int, turn: int) -> None:
+        self.event = event  # the hook's stdin, as Claude Code would have sent it (hook_event_name, prompt, …)
+        self.line = line  # 1-based line of the transcript entry that caused it (the prompt, the last block, …)
+        self.end = end  # the transcript as the hook saw it: its first `end` bytes
+        self.turn = turn  # the line of the prompt that opened this turn (0 before the first prompt)
+
+    @property
+    def name(self) -> str:
+        return str(self.event["hook_event_name"])
+
+    def __repr__(self) -> str:
+        return f"Step({self.name}, line={self.line}, turn={self.turn})"
+
+
+class Timeline:
+    __slots__ = ("cwd", "lines", "path", "repaired", "session_id", "skipped", "steps")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.session_id = ""
+        self.cwd = ""
+        self.steps: list[Step] = []
+        self.lines = 0
+        self.skipped: Counter[str] = Counter()  # cause -> lines not read
+        self.repaired: Counter[str] = Counter()  # cause -> lines read after a repair
+
+    def prompts(self) -> list[Step]:
+        return [step for step in self.steps if step.name == "UserPromptSubmit"]
+
+    def stops(self) -> list[Step]:
+        return [step for step in self.steps if step.name == "Stop"]
+
+
+def _decode(raw: bytes, timeline: Timeline) -> dict[str, Any] | None:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="replace")
+        timeline.repaired["invalid_utf8"] += 1
+    try:
+        entry = json.loads(text)
+    except RecursionError:
+        timeline.skipped["nested_too_deep"] += 1
+        return None
+    except ValueError:
+        timeline.skipped["not_json"] += 1  # a torn line (the session was cut short) or garbage
+        return None
+    if not isinstance(entry, dict):
+        timeline.skipped["not_an_object"] += 1
+        return None
+    if "\\ud" in text or "\\uD" in text:
+        repaired = without_surrogates(entry)
+        if repaired != entry:
+            timeline.repaired["lone_surrogate"] += 1
+        entry = repaired
+    return entry
+
+
+def _assistant_text(entry: dict[str, Any]) -> str:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(block.get("text", "")) for block in content if isinstance(block, dict) and block.get("type") == "text"
+        )
+    return ""
+
+
+def _tool_uses(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, dict) and block.get("type") == "tool_use"]
+
+
+class _Walk:
+    """The state of the forward walk: the open turn and what its Stop will carry."""
+
+    def __init__(self, timeline: Timeline, base: dict[str, Any]) -> None:
+        self.timeline = timeline
+        self.base = base  # fields every event carries (session_id, transcript_path, cwd)
+        self.turn = 0  # line of the prompt that opened the open turn; 0: none yet
+        self.stops = False  # whether the open turn ends with a Stop (slash commands do not)
+        self.answered_at: tuple[int, int] | None = None  # (line, end) of the turn's last assistant block
+        self.last_text = ""  # the last assistant text of the turn: Stop's last_assistant_message
+        self.hook_continued = False  # a Stop hook blocked in this turn
+
+    def emit(self, fields: dict[str, Any], line: int, end: int) -> None:
+        self.timeline.steps.append(Step({**self.base, **fields}, line, end, self.turn))
+
+    def stop(self) -> None:
+        """The open turn's Stop, if it has one that has not run yet."""
+        if self.stops and self.answered_at is not None:
+            line, end = self.answered_at
+            self.emit(
+                {
+                    "hook_event_name": "Stop",
+                    "stop_hook_active": self.hook_continued,
+                    "last_assistant_message": self.last_text,
+                },
+                line,
+                end,
+            )
+        self.answered_at = None
+
+    def open_turn(self, line: int, stops: bool) -> None:
+        self.turn = line
+        self.stops = stops
+        self.answered_at = None
+        self.last_text = ""
+        self.hook_continued = False
+
+
+def read_timeline(path: str) -> Timeline:
+    """The hook events of one transcript, in order. Raises OSError only when the file cannot be opened."""
+    timeline = Timeline(path)
+    base: dict[str, Any] = {"transcript_path": os.path.abspath(path)}
+    walk: _Walk | None = None
+    offset = 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            start, offset = offset, offset + len(raw)
+            timeline.lines = number
+            if not raw.strip():
+                continue
+            entry = _decode(raw, timeline)
+            if entry is None:
+                continue
+            if walk is None:
+                timeline.session_id = str(entry.get("sessionId") or os.path.splitext(os.path.basename(path))[0])
+                timeline.cwd = str(entry.get("cwd") or "")
+                base.update(session_id=timeline.session_id, cwd=timeline.cwd)
+                walk = _Walk(timeline, base)
+                walk.emit({"hook_event_name": "SessionStart", "source": "startup"}, number, start)
+            if not timeline.cwd and isinstance(entry.get("cwd"), str) and entry["cwd"]:
+                timeline.cwd = base["cwd"] = entry["cwd"]  # the first lines of some versions have none
+            kind = entry.get("type")
+            if kind not in CONVERSATION:
+                continue
+            if entry.get("isSidechain") is True:
+                timeline.skipped["sidechain"] += 1  # a subagent's conversation: its hooks are not this session's
+                continue
+            if kind == "system":
+                if entry.get("subtype") == "compact_boundary":
+                    # Compaction (auto or /compact) runs inside a turn or between turns; either way it is no Stop.
+                    trigger = entry.get("compactMetadata", {}).get("trigger") if isinstance(
+                        entry.get("compactMetadata"), dict) else None
+                    walk.emit({"hook_event_name": "PreCompact", "trigger": trigger or "auto"}, number, start)
+                    walk.emit({"hook_event_name": "SessionStart", "source": "compact"}, number, offset)
+                continue
+            if kind == "assistant":
+                if entry.get("isApiErrorMessage") is True:
+                    continue  # an API error ends the turn without a Stop (StopFailure)
+                for use in _tool_uses(entry):
+                    walk.emit(
+                        {
+                            "hook_event_name": "PreToolUse",
+                            "tool_name": str(use.get("name", "")),
+                            "tool_input": use.get("input") if isinstance(use.get("input"), dict) else {},
+                            "tool_use_id": str(use.get("id", "")),
+                        },
+                        number,
+                        offset,
+                    )
+                text = _assistant_text(entry)
+                if text.strip():
+                    walk.last_text = text
+                walk.answered_at = (number, offset)
+                continue
+            role, text = classify_user(entry)
+            if role == TOOL_RESULTS:
+                continue
+            if role == HOOK_FEEDBACK:
+                walk.stop()  # a Stop hook blocked here: that was a Stop, and the turn goes on
+                walk.hook_continued = True
+                continue
+            if role == COMPACT_SUMMARY:
+                continue
+            if role in (PROMPT, COMMAND):
+                walk.stop()
+                walk.open_turn(number, stops=role == PROMPT)
+                if role == PROMPT:
+                    walk.emit({"hook_event_name": "UserPromptSubmit", "prompt": text}, number, start)
+                continue
+            if _block_text_starts(entry, INTERRUPTED):
+                walk.answered_at = None  # an interrupted turn ends without a Stop
+        if walk is not None:
+            walk.stop()
+    return timeline
+
+
+def _block_text_starts(entry: dict[str, Any], prefix: str) -> bool:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content.lstrip().startswith(prefix)
+    if isinstance(content, list):
+        return any(
+            isinstance(block, dict) and str(block.get("text", "")).lstrip().startswith(prefix) for block in content
+        )
+    return False

@@ -35,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--labels", metavar="FILE", help="score the gates against the expected answers in FILE")
     parser.add_argument("--root", metavar="DIR", help="with --labels: resolve transcript paths against DIR")
     parser.add_argument("--quiet", action="store_true", help="totals and scores only, no per-case lines")
+    parser.add_argument("--steps", action="store_true", help="every hook event's answer, in order")
     add_project_option(parser)
     add_json_option(parser)
     parser.set_defaults(func=run)
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(render_compare(data, args.compare)))
         return 0
 
-    data = replay_json(replay, detail=not args.quiet)
+    data = replay_json(replay, detail=not args.quiet, steps=args.steps)
     if labels is not None:
         data["scores"] = score(labels, replay.runs, replay.store_ids)
     if args.json:

@@ -16,7 +16,7 @@ def _excerpt(text: Any, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def session_json(run: SessionRun, detail: bool = True) -> dict[str, Any]:
+def session_json(run: SessionRun, detail: bool = True, steps: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {
         "transcript": run.timeline.path,
         "session": run.timeline.session_id,
@@ -28,11 +28,13 @@ def session_json(run: SessionRun, detail: bool = True) -> dict[str, Any]:
         out["fired"] = [r.to_json() for r in run.of("UserPromptSubmit") if r.fired]
         out["blocked"] = [r.to_json() for r in run.of("Stop") if r.blocked]
         out["failed"] = [r.to_json() for r in run.results if r.decision == "failed_open"]
+    if steps:
+        out["steps"] = [r.to_json() for r in run.results]
     return out
 
 
-def replay_json(replay: Replay, detail: bool = True) -> dict[str, Any]:
-    sessions = [session_json(run, detail) for run in replay.runs.values()]
+def replay_json(replay: Replay, detail: bool = True, steps: bool = False) -> dict[str, Any]:
+    sessions = [session_json(run, detail, steps) for run in replay.runs.values()]
     total = {key: sum(s[key] for s in sessions) for key in TOTAL_KEYS}
     return {
         "sessions": sessions,
@@ -64,6 +66,10 @@ def render_replay(data: dict[str, Any]) -> list[str]:
             lines += [f"        \"{_excerpt(quote, 150)}\"" for quote in block.get("evidence_quotes", [])]
         for failed in session.get("failed", []):
             lines.append(f"  FAILED OPEN {failed['event']} at line {failed['line']}: {failed.get('error', '')}")
+        for step in session.get("steps", []):
+            delivered = f" {', '.join(step['delivered'])}" if step.get("delivered") else ""
+            lines.append(f"  step  line {step['line']:>6} {step['event']:<17} {step['decision']:<8} {step['reason']}"
+                         + delivered)
     total = data["total"]
     lines.append(f"total: {total['sessions']} sessions, {_counts(total)}")
     skipped = total["skipped"]

@@ -1,0 +1,354 @@
+"""`gate replay` (issue 13): the timeline of a recorded session, replay through the hooks' own code, live state
+untouched, --compare, --labels, and the corpus of real sessions (skipped where ../shared/corpora is absent)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import report
+
+from gate.replay.timeline import read_timeline
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "sessions"
+SESSION = "5e551011-aaaa-bbbb-cccc-000000000001"
+
+Gate = Callable[..., tuple[int, str, str]]
+
+
+# --- a transcript, written the way Claude Code writes one -----------------------------------------------------
+
+
+class Transcript:
+    def __init__(self, cwd: str = "/work/project") -> None:
+        self.lines: list[bytes] = []
+        self.cwd = cwd
+        self.clock = 0
+
+    def _stamp(self) -> str:
+        self.clock += 1
+        return f"2026-05-01T10:{self.clock // 60:02d}:{self.clock % 60:02d}.000Z"
+
+    def add(self, entry: dict[str, Any]) -> int:
+        entry = {"sessionId": SESSION, "cwd": self.cwd, "timestamp": self._stamp(), "isSidechain": False, **entry}
+        self.lines.append(json.dumps(entry).encode())
+        return len(self.lines)
+
+    def raw(self, data: bytes) -> int:
+        self.lines.append(data)
+        return len(self.lines)
+
+    def prompt(self, text: str) -> int:
+        return self.add({"type": "user", "message": {"role": "user", "content": text}})
+
+    def say(self, text: str) -> int:
+        content = [{"type": "text", "text": text}]
+        return self.add({"type": "assistant", "message": {"role": "assistant", "content": content}})
+
+    def tool(self, name: str, tool_input: dict[str, Any], output: str, is_error: bool = False) -> int:
+        self.clock += 1
+        use_id = f"toolu_{self.clock:04d}"
+        line = self.add({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": use_id, "name": name, "input": tool_input}]}})
+        self.add({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": use_id, "content": output, "is_error": is_error}]}})
+        return line
+
+    def meta(self, text: str) -> int:
+        return self.add({"type": "user", "isMeta": True, "message": {"role": "user", "content": text}})
+
+    def write(self, path: Path) -> Path:
+        path.write_bytes(b"\n".join(self.lines) + b"\n")
+        return path
+
+
+FIX_REPLY = "Fixed. The root cause was an off-by-one in the reserve trigger, so I changed >= to > in trigger.py."
+DECISION_REPLY = "We decided to keep the ledger in SQLite rather than Postgres because the CLI must run offline."
+
+
+def _session(tmp_path: Path) -> tuple[Path, dict[str, int]]:
+    t = Transcript()
+    at: dict[str, int] = {}
+    at["p1"] = t.prompt("How does the payment waterfall fill the reserve account when the trigger fires?")
+    t.say("The waterfall pays the reserve account first, then the noteholders.")
+    at["p2"] = t.prompt("The reserve trigger test fails on the last day of the month, please fix it.")
+    t.tool("Bash", {"command": "pytest tests/test_trigger.py"}, "1 failed", is_error=True)
+    t.tool("Edit", {"file_path": "/work/project/trigger.py", "old_string": ">=", "new_string": ">"}, "ok")
+    t.tool("Bash", {"command": "pytest tests/test_trigger.py"}, "3 passed")
+    at["s2"] = t.say(FIX_REPLY)
+    t.meta("Stop hook feedback:\nMEMORY CHECK: this turn made a fix and stored nothing.")
+    at["s2b"] = t.say("Nothing here worth storing beyond the code itself.")
+    at["p3"] = t.prompt("Where should the ledger live: SQLite or Postgres? Pick one, it must work offline.")
+    at["s3"] = t.say(DECISION_REPLY)
+    return t.write(tmp_path / f"{SESSION}.jsonl"), at
+
+
+# --- the timeline ---------------------------------------------------------------------------------------------
+
+
+def test_timeline_has_the_hook_events_in_order(tmp_path: Path) -> None:
+    path, at = _session(tmp_path)
+    timeline = read_timeline(str(path))
+    events = [(s.name, s.line, s.turn) for s in timeline.steps]
+    assert events == [
+        ("SessionStart", 1, 0),
+        ("UserPromptSubmit", at["p1"], at["p1"]),
+        ("Stop", at["p1"] + 1, at["p1"]),
+        ("UserPromptSubmit", at["p2"], at["p2"]),
+        ("PreToolUse", at["p2"] + 1, at["p2"]),
+        ("PreToolUse", at["p2"] + 3, at["p2"]),
+        ("PreToolUse", at["p2"] + 5, at["p2"]),
+        ("Stop", at["s2"], at["p2"]),
+        ("Stop", at["s2b"], at["p2"]),
+        ("UserPromptSubmit", at["p3"], at["p3"]),
+        ("Stop", at["s3"], at["p3"]),
+    ]
+    stops = timeline.stops()
+    assert [s.event["stop_hook_active"] for s in stops] == [False, False, True, False]
+    assert stops[1].event["last_assistant_message"] == FIX_REPLY
+    prompt = timeline.prompts()[0]
+    # UserPromptSubmit runs before its prompt is written; Stop after the last block is.
+    data = path.read_bytes()
+    assert data[: prompt.end].count(b"\n") == at["p1"] - 1
+    assert data[: stops[0].end].count(b"\n") == at["p1"] + 1
+
+
+def test_timeline_knows_commands_interruptions_compaction_and_bad_lines(tmp_path: Path) -> None:
+    t = Transcript()
+    t.raw(b'{"type":"summary","summary":"an earlier session","leafUuid":"x"}')
+    first = t.prompt("Plot the monthly revenue as a stacked bar chart.")
+    t.say("Here is the chart code.")
+    t.prompt("<command-name>/clear</command-name>\n<command-args></command-args>")
+    t.say("(cleared)")
+    interrupted = t.prompt("Now rewrite the exporter in Rust.")
+    stopped = [{"type": "text", "text": "[Request interrupted by user]"}]
+    t.add({"type": "user", "message": {"role": "user", "content": stopped}})
+    long_turn = t.prompt("Then migrate the ledger tables to the new schema.")
+    t.say("Starting with the accounts table.")
+    boundary = t.add({"type": "system", "subtype": "compact_boundary", "compactMetadata": {"trigger": "auto"}})
+    t.add({"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": "Summary: migrating…"}})
+    t.add({"type": "assistant", "isSidechain": True, "message": {"role": "assistant", "content": "subagent text"}})
+    t.raw(b'[1, 2, 3]')
+    t.raw('{"type":"progress","data":"caf\xe9"}'.encode("latin-1"))  # not UTF-8
+    surrogate = t.raw(json.dumps({"type": "assistant", "sessionId": SESSION, "message": {"role": "assistant",
+                      "content": [{"type": "text", "text": "broken \ud83d emoji, migration done."}]}}).encode())
+    t.raw(b'{"type":"assistant","message":{"role":"assi')  # cut short
+    timeline = read_timeline(str(t.write(tmp_path / "s.jsonl")))
+
+    events = [(s.name, s.line) for s in timeline.steps]
+    assert ("UserPromptSubmit", first) in events
+    assert [s.line for s in timeline.prompts()] == [first, interrupted, long_turn]  # /clear fires no hook
+    assert [s.turn for s in timeline.stops()] == [first, long_turn]  # neither /clear nor the interruption stops
+    assert ("PreCompact", boundary) in events and ("SessionStart", boundary) in events
+    compact = [s for s in timeline.steps if s.name == "SessionStart" and s.event["source"] == "compact"]
+    assert len(compact) == 1
+    last = timeline.stops()[-1]
+    assert last.line == surrogate and "\ufffd" in last.event["last_assistant_message"]
+    assert timeline.skipped == {"sidechain": 1, "not_an_object": 1, "not_json": 1}
+    assert timeline.repaired == {"invalid_utf8": 1, "lone_surrogate": 1}
+
+
+# --- the replay through the CLI -------------------------------------------------------------------------------
+
+
+def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            out[str(path.relative_to(root))] = (path.read_bytes(), path.stat().st_mtime_ns)
+    return out
+
+
+def test_replay_reports_and_never_touches_live_state(
+    tmp_path: Path, gate: Gate, isolated_home: Path, hook: Callable[..., tuple[str, int]], project: Path
+) -> None:
+    code, out, _ = gate("remember", "Waterfall payments fill the reserve account before noteholders", "--kind",
+                        "decision", "--json")
+    assert code == 0
+    memory_id = json.loads(out)["id"]
+    gate("mute")  # a live project mute: the replay evaluates the policy, not today's mute
+    path, at = _session(tmp_path)
+    hook({"hook_event_name": "UserPromptSubmit", "session_id": SESSION, "cwd": str(project),
+          "prompt": "anything at all about ledgers", "transcript_path": str(path)})
+    live = isolated_home / "state"
+    data = isolated_home / "data"
+    before = (_snapshot(live), _snapshot(data))
+    assert any(name.startswith("sessions/") for name in before[0]) and "audit.jsonl" in before[0]
+
+    code, out, err = gate("replay", str(path), "--json", "--steps")
+    assert code == 0, err
+    result = json.loads(out)
+    [session] = result["sessions"]
+    assert (session["prompts"], session["fires"], session["turns_ended"], session["blocks"]) == (3, 1, 4, 2)
+    assert session["fired"][0]["delivered"] == [memory_id] and session["fired"][0]["line"] == at["p1"]
+    assert [b["turn"] for b in session["blocked"]] == [at["p2"], at["p3"]]
+    assert session["blocked"][0]["evidence"] == ["fix"] and session["blocked"][1]["evidence"] == ["decision"]
+    assert result["total"]["skipped"] == {}
+    assert (_snapshot(live), _snapshot(data)) == before, "replay wrote live state or the store"
+
+    code, text, _ = gate("replay", str(path))
+    assert code == 0
+    assert f"fire  line {at['p1']}: {memory_id}" in text
+    assert "total: 1 sessions, 3 prompts, 1 fires, 1 memories delivered, 4 turns ended, 2 blocks" in text
+
+
+def test_compare_lists_exactly_the_turns_whose_verdict_changed(tmp_path: Path, gate: Gate) -> None:
+    path, at = _session(tmp_path)
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    # A policy without the fix phrases and without tool evidence of a fix: only the fix turn may change.
+    (rules / "writeback.toml").write_text("[fix]\npatterns = []\n[fix.tools]\nedit_tools = []\n")
+    code, out, err = gate("replay", str(path), "--compare", str(rules), "--json")
+    assert code == 0, err
+    changes = json.loads(out)["changes"]
+    assert [(c["change"], c["turn"], c["line"]) for c in changes] == [("block removed", at["p2"], at["s2"])]
+    assert changes[0]["reply"].startswith("Fixed. The root cause")
+
+    code, text, _ = gate("replay", str(path), "--compare", str(rules))
+    assert code == 0
+    assert text.splitlines()[0].endswith("1 changes (1 block removed)")
+
+
+def test_rules_overlay_changes_the_answers(tmp_path: Path, gate: Gate) -> None:
+    path, _ = _session(tmp_path)
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "writeback.toml").write_text("[decision]\npatterns = []\n")
+    _, out, _ = gate("replay", str(path), "--json")
+    _, overlaid, _ = gate("replay", str(path), "--json", "--rules", str(rules))
+    assert json.loads(out)["total"]["blocks"] == 2 and json.loads(overlaid)["total"]["blocks"] == 1
+    code, _, err = gate("replay", str(path), "--rules", str(tmp_path / "nowhere"))
+    assert code == 1 and "no such directory" in err
+
+
+def _labels(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_labels_score_each_gate_and_list_every_wrong_case(tmp_path: Path, gate: Gate) -> None:
+    path, at = _session(tmp_path)
+    name = path.name
+    store = tmp_path / "store.jsonl"
+    memory = {"kind": "decision", "body": "", "tags": [], "paths": [], "links": []}
+    store.write_text("".join(json.dumps({**memory, **m}) + "\n" for m in [
+        {"id": "m-before-01", "title": "Waterfall payments fill the reserve account before noteholders",
+         "created": "2026-04-01T00:00:00Z", "updated": "2026-04-01T00:00:00Z"},
+        {"id": "m-later-01", "title": "Reserve account waterfall trigger fires after three missed payments",
+         "created": "2026-06-01T00:00:00Z", "updated": "2026-06-01T00:00:00Z"},
+    ]))
+    labels = _labels(tmp_path / "labels.jsonl", [
+        {"store": "store.jsonl", "transcripts": [name]},
+        {"transcript": name, "prompt": at["p1"], "shift": True, "memories": ["m-before-01"]},
+        {"transcript": name, "prompt": at["p2"], "shift": False, "memories": []},
+        {"transcript": name, "prompt": at["p3"], "shift": False},
+        {"transcript": name, "turn": at["p1"], "block": False},
+        {"transcript": name, "turn": at["p2"], "block": True, "kind": "fix"},
+        {"transcript": name, "turn": at["p3"], "block": False},
+    ])
+    code, out, err = gate("replay", "--labels", str(labels), "--json")
+    assert code == 0, err
+    scores = json.loads(out)["scores"]
+    shift = scores["recall_shift"]
+    assert (shift["tp"], shift["fp"], shift["fn"], shift["tn"]) == (1, 1, 0, 1)
+    assert [(w["line"], w["expected"]) for w in shift["wrong"]] == [(at["p3"], False)]
+    delivery = scores["delivery"]
+    assert (delivery["expected"], delivery["reached"], delivery["injected"], delivery["leaks"]) == (1, 1, 1, 0)
+    assert delivery["recall"] == 1.0 and delivery["injected_precision"] == 1.0
+    writeback = scores["writeback"]
+    assert (writeback["tp"], writeback["fp"], writeback["fn"], writeback["tn"]) == (1, 1, 0, 1)
+    assert [(w["turn"], w["expected"], w["evidence"]) for w in writeback["wrong"]] == [(at["p3"], False, ["decision"])]
+    assert scores["unmatched"] == []
+
+    code, text, _ = gate("replay", "--labels", str(labels))
+    assert code == 0
+    assert "write-back gate, block: precision 0.50 recall 1.00 (n=3: tp=1 fp=1 fn=0 tn=1)" in text
+    assert "recall gate, delivery: 1.00 (1 of 1 expected memories reached the agent" in text
+    assert f"false block  {path}:{at['p3']}" in text
+
+
+def test_labelled_store_holds_only_earlier_memories_and_counts_leaks(tmp_path: Path, gate: Gate) -> None:
+    path, at = _session(tmp_path)
+    store = tmp_path / "store.jsonl"
+    store.write_text(json.dumps({
+        "id": "m-later-01", "kind": "decision", "title": "Waterfall payments fill the reserve account first",
+        "created": "2026-06-01T00:00:00Z", "updated": "2026-06-01T00:00:00Z"}) + "\n")
+    labels = _labels(tmp_path / "labels.jsonl", [
+        {"store": "store.jsonl", "transcripts": [path.name]},
+        {"transcript": path.name, "prompt": at["p1"], "memories": []},
+    ])
+    code, out, _ = gate("replay", "--labels", str(labels), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["total"]["delivered"] == 0, "a memory written after the session began was delivered"
+    assert data["scores"]["delivery"]["leaks"] == 0 and data["scores"]["delivery"]["leaks_measured"]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "line 2: not JSON"),
+        ('{"transcript": "s.jsonl", "prompt": 0, "shift": true}', "line 2: prompt must be a line number"),
+        ('{"transcript": "s.jsonl", "turn": 3}', 'line 2: a turn label needs "block"'),
+        ('{"transcript": "s.jsonl", "prompt": 3}', 'line 2: a prompt label needs "shift" or "memories"'),
+        ('{"transcript": "s.jsonl", "turn": 3, "block": true, "kind": "hunch"}', "line 2: kind must be one of"),
+        ('{"store": "x.jsonl"}', 'line 2: a store line needs "transcripts"'),
+    ],
+)
+def test_bad_labels_are_refused_with_their_line(tmp_path: Path, gate: Gate, line: str, message: str) -> None:
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"transcript": "s.jsonl", "prompt": 1, "shift": true}\n' + line + "\n")
+    code, out, err = gate("replay", "--labels", str(labels))
+    assert code == 2 and message in err and out == ""
+
+
+def test_default_transcripts_are_the_projects_claude_code_sessions(
+    tmp_path: Path, gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    code, _, err = gate("replay")
+    assert code == 1 and "Claude Code has no sessions of" in err and "hint:" in err
+    folder = config / "projects" / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(project))
+    folder.mkdir(parents=True)
+    path, _ = _session(folder)
+    code, out, err = gate("replay", "--json")
+    assert code == 0, err
+    assert [s["transcript"] for s in json.loads(out)["sessions"]] == [str(path)]
+
+
+def test_an_unreadable_transcript_is_reported_not_fatal(tmp_path: Path, gate: Gate) -> None:
+    path, _ = _session(tmp_path)
+    code, out, _ = gate("replay", str(path), str(tmp_path / "missing.jsonl"), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["total"]["sessions"] == 1 and str(tmp_path / "missing.jsonl") in data["unreadable"]
+
+
+# --- the corpus of real sessions ------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpora is not beside this checkout")
+def test_every_raw_session_of_the_corpus_replays(gate: Gate) -> None:
+    files = sorted(str(p) for p in CORPUS.rglob("*.jsonl"))
+    assert files
+    started = time.perf_counter()
+    code, out, err = gate("replay", *files, "--json", "--quiet")
+    seconds = time.perf_counter() - started
+    assert code == 0, err
+    data = json.loads(out)
+    total = data["total"]
+    assert total["sessions"] == len(files) and not data["unreadable"]
+    assert total["failed_open"] == 0
+    assert total["prompts"] > 400 and total["turns_ended"] > 400
+    report("replay of the corpus (raw JSONL)", {
+        "sessions": total["sessions"], "prompts": total["prompts"], "turns ended": total["turns_ended"],
+        "seconds": round(seconds, 2), "turns/s": round(total["turns_ended"] / seconds, 1),
+        "lines skipped": total["skipped"], "lines repaired": total["repaired"], "blocks": total["blocks"],
+        "pid": os.getpid(),
+    })

@@ -25,7 +25,7 @@ Gate = Callable[..., tuple[int, str, str]]
 
 
 class Transcript:
-    def __init__(self, cwd: str = "/work/project") -> None:
+    def __init__(self, cwd: str = "/srv/ledger") -> None:
         self.lines: list[bytes] = []
         self.cwd = cwd
         self.clock = 0
@@ -78,7 +78,7 @@ def _session(tmp_path: Path) -> tuple[Path, dict[str, int]]:
     t.say("The waterfall pays the reserve account first, then the noteholders.")
     at["p2"] = t.prompt("The reserve trigger test fails on the last day of the month, please fix it.")
     t.tool("Bash", {"command": "pytest tests/test_trigger.py"}, "1 failed", is_error=True)
-    t.tool("Edit", {"file_path": "/work/project/trigger.py", "old_string": ">=", "new_string": ">"}, "ok")
+    t.tool("Edit", {"file_path": "/srv/ledger/trigger.py", "old_string": ">=", "new_string": ">"}, "ok")
     t.tool("Bash", {"command": "pytest tests/test_trigger.py"}, "3 passed")
     at["s2"] = t.say(FIX_REPLY)
     t.meta("Stop hook feedback:\nMEMORY CHECK: this turn made a fix and stored nothing.")
@@ -124,7 +124,9 @@ def test_timeline_knows_commands_interruptions_compaction_and_bad_lines(tmp_path
     first = t.prompt("Plot the monthly revenue as a stacked bar chart.")
     t.say("Here is the chart code.")
     t.prompt("<command-name>/clear</command-name>\n<command-args></command-args>")
-    t.say("(cleared)")
+    t.add({"type": "system", "subtype": "local_command", "content": "cleared"})
+    review = t.prompt("<command-name>/review</command-name>\n<command-args>42</command-args>")
+    t.say("The change looks right; one nit in the exporter.")
     interrupted = t.prompt("Now rewrite the exporter in Rust.")
     stopped = [{"type": "text", "text": "[Request interrupted by user]"}]
     t.add({"type": "user", "message": {"role": "user", "content": stopped}})
@@ -142,8 +144,9 @@ def test_timeline_knows_commands_interruptions_compaction_and_bad_lines(tmp_path
 
     events = [(s.name, s.line) for s in timeline.steps]
     assert ("UserPromptSubmit", first) in events
-    assert [s.line for s in timeline.prompts()] == [first, interrupted, long_turn]  # /clear fires no hook
-    assert [s.turn for s in timeline.stops()] == [first, long_turn]  # neither /clear nor the interruption stops
+    assert [s.line for s in timeline.prompts()] == [first, interrupted, long_turn]  # commands fire no prompt hook
+    # /review made the model work: a Stop; /clear printed only, and the interrupted turn never finished.
+    assert [s.turn for s in timeline.stops()] == [first, review, long_turn]
     assert ("PreCompact", boundary) in events and ("SessionStart", boundary) in events
     compact = [s for s in timeline.steps if s.name == "SessionStart" and s.event["source"] == "compact"]
     assert len(compact) == 1

@@ -7,7 +7,10 @@ measured on the real CLI (../shared/docs/claude-code-hooks.md, and Claude Code's
 - SessionStart(startup) opens the session; a compaction boundary is PreCompact then SessionStart(compact),
   also in the middle of a turn, which then goes on (its Stop reads the turn from the boundary on).
 - UserPromptSubmit runs before the prompt is written, so it sees the transcript up to the line before it.
-  Slash commands fire neither UserPromptSubmit nor Stop.
+  A slash command fires no UserPromptSubmit; a command that makes the model work (a custom command such as
+  /review) ends with a Stop like any turn — the corpus's recorded Stop hook runs (stop_hook_summary lines)
+  fall exactly on the Stops this walk finds, command turns included; a command that only prints (/clear,
+  /model) has no assistant reply and so no Stop.
 - Stop runs when the assistant has finished, with its last block already written; a turn ended by an
   interruption ("[Request interrupted by user") has no Stop. "Stop hook feedback:" means a Stop hook blocked
   there: that was a Stop, and every later Stop of the turn has stop_hook_active true.
@@ -130,7 +133,6 @@ class _Walk:
         self.timeline = timeline
         self.base = base  # fields every event carries (session_id, transcript_path, cwd)
         self.turn = 0  # line of the prompt that opened the open turn; 0: none yet
-        self.stops = False  # whether the open turn ends with a Stop (slash commands do not)
         self.answered_at: tuple[int, int] | None = None  # (line, end) of the turn's last assistant block
         self.last_text = ""  # the last assistant text of the turn: Stop's last_assistant_message
         self.hook_continued = False  # a Stop hook blocked in this turn
@@ -140,7 +142,7 @@ class _Walk:
 
     def stop(self) -> None:
         """The open turn's Stop, if it has one that has not run yet."""
-        if self.stops and self.answered_at is not None:
+        if self.answered_at is not None:
             line, end = self.answered_at
             self.emit(
                 {
@@ -153,9 +155,8 @@ class _Walk:
             )
         self.answered_at = None
 
-    def open_turn(self, line: int, stops: bool) -> None:
+    def open_turn(self, line: int) -> None:
         self.turn = line
-        self.stops = stops
         self.answered_at = None
         self.last_text = ""
         self.hook_continued = False
@@ -228,7 +229,7 @@ def read_timeline(path: str) -> Timeline:
                 continue
             if role in (PROMPT, COMMAND):
                 walk.stop()
-                walk.open_turn(number, stops=role == PROMPT)
+                walk.open_turn(number)
                 if role == PROMPT:
                     walk.emit({"hook_event_name": "UserPromptSubmit", "prompt": text}, number, start)
                 continue

@@ -22,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from gate.replay.timeline import Step, read_timeline
+from gate.replay.timeline import read_timeline
 from gate.session.transcript import Turn, read_turn
 
 PROMPT_CHARS = 1500
@@ -74,11 +74,6 @@ def _start_time(path: Path) -> str:
     return ""
 
 
-def _reply_before(path: Path, step: Step) -> str:
-    turn = read_turn(str(path), None, end=step.end)
-    return turn.text if turn.prompt or turn.assistant_texts else ""
-
-
 def write_owner(root: Path, owner: str, out: Path) -> tuple[int, int]:
     files = sorted(_session_files(root, owner), key=lambda p: (_start_time(p), str(p)))
     shift_lines: list[str] = []
@@ -92,12 +87,18 @@ def write_owner(root: Path, owner: str, out: Path) -> tuple[int, int]:
         shift_lines.append(f"\n######## SESSION {rel}  (started {started or 'unknown'})")
         stop_lines.append(f"\n######## SESSION {rel}  (started {started or 'unknown'})")
         n_prompt = n_turn = 0
+        last_prompt = 0
         texts: dict[int, str] = {}
         for step in timeline.steps:
             if step.name == "UserPromptSubmit":
-                reply = _reply_before(path, step) if n_prompt else ""
-                if reply:
-                    shift_lines.append(f"    (assistant replied) {_clip(' '.join(reply.split()), REPLY_CHARS)}")
+                before = read_turn(str(path), None, end=step.end) if n_prompt else None
+                if before is not None and (before.prompt or before.assistant_texts):
+                    if before.prompt and before.prompt != texts.get(last_prompt):
+                        # a slash command ran in between: its reply is the one the next prompt follows
+                        shift_lines.append(f"    (then the user ran {_clip(before.prompt, 80)})")
+                    reply = _clip(" ".join(before.text.split()), REPLY_CHARS)
+                    shift_lines.append(f"    (assistant replied) {reply}")
+                last_prompt = step.line
                 texts[step.line] = str(step.event.get("prompt", ""))
                 shift_lines.append(f"\n--- P {rel}#{step.line}  (prompt {n_prompt} of the session)")
                 shift_lines.append(_clip(texts[step.line], PROMPT_CHARS))

@@ -25,7 +25,7 @@ Gate = Callable[..., tuple[int, str, str]]
 
 
 class Transcript:
-    def __init__(self, cwd: str = "/srv/ledger") -> None:
+    def __init__(self, cwd: str = "/srv/app") -> None:
         self.lines: list[bytes] = []
         self.cwd = cwd
         self.clock = 0
@@ -78,7 +78,7 @@ def _session(tmp_path: Path) -> tuple[Path, dict[str, int]]:
     t.say("The waterfall pays the reserve account first, then the noteholders.")
     at["p2"] = t.prompt("The reserve trigger test fails on the last day of the month, please fix it.")
     t.tool("Bash", {"command": "pytest tests/test_trigger.py"}, "1 failed", is_error=True)
-    t.tool("Edit", {"file_path": "/srv/ledger/trigger.py", "old_string": ">=", "new_string": ">"}, "ok")
+    t.tool("Edit", {"file_path": "/srv/app/trigger.py", "old_string": ">=", "new_string": ">"}, "ok")
     t.tool("Bash", {"command": "pytest tests/test_trigger.py"}, "3 passed")
     at["s2"] = t.say(FIX_REPLY)
     t.meta("Stop hook feedback:\nMEMORY CHECK: this turn made a fix and stored nothing.")

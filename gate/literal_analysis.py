@@ -6,11 +6,14 @@ for each pattern, sets of strings such that every match contains one string of e
 
 from __future__ import annotations
 
+from gate.literals import folds_plainly
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 MIN_LITERAL = 3  # shorter strings are in almost any text: not worth a check
+MIN_WIDE_LITERAL = 2  # ... except two characters beyond ASCII (a Chinese word is two: as rare as three letters)
 MAX_GROUPS = 4  # checks per pattern: the strongest few requirements say almost all there is to say
 
 
@@ -27,7 +30,7 @@ def required_literals(pattern: str) -> list[Any] | None:
     except Exception:  # a bad pattern, or re's private parser changed shape: no prefilter, never a failed load
         return None
     if ignore_case:
-        groups = [{s.lower() for s in group} for group in groups if all(s.isascii() for s in group)]
+        groups = [{s.lower() for s in group} for group in groups if all(folds_plainly(s) for s in group)]
     if not groups:
         return None
     groups.sort(key=_strength, reverse=True)
@@ -46,7 +49,7 @@ def _requirements(items: list[tuple[Any, Any]], c: Any) -> list[set[str]]:
     run: list[str] = []
 
     def close_run() -> None:
-        if len(run) >= MIN_LITERAL:
+        if len(run) >= MIN_LITERAL or (len(run) >= MIN_WIDE_LITERAL and not any(ch.isascii() for ch in run)):
             found.append({"".join(run)})
         run.clear()
 

@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 IGNORECASE_FOLD = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
 
 
+def folds_plainly(text: str) -> bool:
+    """Is `text` compared case-insensitively by plain lower()? ASCII, and characters without case (Chinese,
+    digits, punctuation) are; cased letters beyond ASCII are left to the regex."""
+    return all(ch.isascii() or ch.lower() == ch == ch.upper() for ch in text)
+
+
 class LazyPattern:
     """A regex compiled on its first search of a text that holds one of its required strings."""
 
@@ -41,9 +47,9 @@ class LazyPattern:
             self.ignore_case = bool(own_ignore_case) or bool(flags & re.IGNORECASE)
             if not self.ignore_case:
                 self.literals = tuple(tuple(group) for group in groups)
-            else:  # groups with strings beyond ASCII are left to the regex (their case folding is not ours)
+            else:  # groups with cased letters beyond ASCII are left to the regex (their case folding is not ours)
                 self.literals = tuple(
-                    tuple(s.lower() for s in group) for group in groups if all(s.isascii() for s in group)
+                    tuple(s.lower() for s in group) for group in groups if all(folds_plainly(s) for s in group)
                 )
 
     def compiled(self) -> re.Pattern[str] | None:

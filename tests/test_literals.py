@@ -30,7 +30,12 @@ PATTERNS = _rule_patterns()
 
 def _texts() -> list[str]:
     rng = random.Random(11)
-    words = sorted({w for p in PATTERNS for w in re.findall(r"[A-Za-z]{2,}", p)} | {"the", "we", "it", "1", "42"})
+    # the patterns' own words, Latin and Chinese (runs of Han characters), and their single characters
+    han = {w for p in PATTERNS for w in re.findall(r"[\u4e00-\u9fff]{1,4}", p)}
+    words = sorted(
+        {w for p in PATTERNS for w in re.findall(r"[A-Za-z]{2,}", p)} | han | {ch for w in han for ch in w}
+        | {"the", "we", "it", "1", "42", "é", "à"}
+    )
     glue = [" ", " ", " ", ", ", ". ", "\n", "-", "'", "’", "~", "%", " 3 ", "ms ", "ſ", "É", "İ", "ı", "\u212a", "—"]
     texts = [
         turn.read_text(encoding="utf-8", errors="replace")[:4000] for turn in sorted((DATA / "stop_turns").glob("*"))

@@ -84,6 +84,7 @@ def _session(tmp_path: Path) -> tuple[Path, dict[str, int]]:
     t.meta("Stop hook feedback:\nMEMORY CHECK: this turn made a fix and stored nothing.")
     at["s2b"] = t.say("Nothing here worth storing beyond the code itself.")
     at["p3"] = t.prompt("Where should the ledger live: SQLite or Postgres? Pick one, it must work offline.")
+    t.tool("Edit", {"file_path": "/srv/app/settings.py", "old_string": "postgres", "new_string": "sqlite"}, "ok")
     at["s3"] = t.say(DECISION_REPLY)
     return t.write(tmp_path / f"{SESSION}.jsonl"), at
 
@@ -106,6 +107,7 @@ def test_timeline_has_the_hook_events_in_order(tmp_path: Path) -> None:
         ("Stop", at["s2"], at["p2"]),
         ("Stop", at["s2b"], at["p2"]),
         ("UserPromptSubmit", at["p3"], at["p3"]),
+        ("PreToolUse", at["p3"] + 1, at["p3"]),
         ("Stop", at["s3"], at["p3"]),
     ]
     stops = timeline.stops()
@@ -202,19 +204,23 @@ def test_replay_reports_and_never_touches_live_state(
 
 def test_compare_lists_exactly_the_turns_whose_verdict_changed(tmp_path: Path, gate: Gate) -> None:
     path, at = _session(tmp_path)
+    _, out, _ = gate("replay", str(path), "--json", "--steps")
+    scores = {s["turn"]: s["score"] for s in json.loads(out)["sessions"][0]["steps"] if "score" in s}
+    # The fix turn (phrase, tool evidence, an edit) scores well above the decision turn (phrase, an edit).
+    assert scores[at["p2"]] > 1.5 > scores[at["p3"]] >= 1.0
     rules = tmp_path / "rules"
     rules.mkdir()
-    # A policy without the fix phrases and without tool evidence of a fix: only the fix turn may change.
-    (rules / "writeback.toml").write_text("[fix]\npatterns = []\n[fix.tools]\nedit_tools = []\n")
+    (rules / "writeback.toml").write_text("[score]\nthreshold = 1.5\n")  # a stricter write-back threshold
     code, out, err = gate("replay", str(path), "--compare", str(rules), "--json")
     assert code == 0, err
     changes = json.loads(out)["changes"]
-    assert [(c["change"], c["turn"], c["line"]) for c in changes] == [("block removed", at["p2"], at["s2"])]
-    assert changes[0]["reply"].startswith("Fixed. The root cause")
+    assert [(c["change"], c["turn"], c["line"]) for c in changes] == [("block removed", at["p3"], at["s3"])]
+    assert changes[0]["reply"].startswith("We decided to keep the ledger in SQLite")
 
     code, text, _ = gate("replay", str(path), "--compare", str(rules))
     assert code == 0
     assert text.splitlines()[0].endswith("1 changes (1 block removed)")
+    assert "block removed" in text and f":{at['s3']} (BLOCKED_WRITEBACK → ALLOW_BELOW_THRESHOLD)" in text
 
 
 def test_rules_overlay_changes_the_answers(tmp_path: Path, gate: Gate) -> None:

@@ -29,12 +29,13 @@ KINDS = ("decision", "fix", "gotcha", "preference", "learning")
 # Code fences and inline code: compiled (re's cache) only for text that has a backquote or a tilde fence.
 _FENCE = r"```.*?(?:```|$)|~~~.*?(?:~~~|$)"
 _INLINE = r"`([^`\n]{0,80})`"
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[])|\n+")
+# Sentence ends: ". " before a capital, a line break, or a CJK full stop / exclamation / question mark.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[])|\n+|(?<=[。！？])")
 _SPACE = re.compile(r"\s+")
 
 
 class Evidence:
-    __slots__ = ("files", "kinds", "phrase", "quotes")
+    __slots__ = ("features", "files", "kinds", "phrase", "quotes")
 
     def __init__(
         self,
@@ -42,11 +43,15 @@ class Evidence:
         quotes: list[str] | None = None,
         phrase: str = "",
         files: list[str] | None = None,
+        features: dict[str, float] | None = None,
     ) -> None:
         self.kinds = list(kinds or [])  # ordered subset of KINDS
         self.quotes = list(quotes or [])  # at most max_quotes, each at most quote_chars
         self.phrase = phrase  # "a decision and a fix"
         self.files = list(files or [])  # files the turn edited: anchors for `gate remember --path`
+        # where each kind was found, for the score: "decision" (a phrase of the reply), "user_decision" (of
+        # the prompt), "tool_fix" (an edit, then a passing run) …
+        self.features = dict(features or {})
 
     def __bool__(self) -> bool:
         return bool(self.kinds)
@@ -126,7 +131,7 @@ def _quote(sentence: str, match: re.Match[str], width: int) -> str:
 
 def _statements(items: Iterable[str], ignore: Sequence[LazyPattern]) -> list[str]:
     """The sentences that can carry evidence: no questions, nothing hypothetical or undecided."""
-    return [s for s in items if not s.rstrip().endswith("?") and not any(p.search(s) for p in ignore)]
+    return [s for s in items if not s.rstrip().endswith(("?", "？")) and not any(p.search(s) for p in ignore)]
 
 
 def _first_match(items: Iterable[str], patterns: Sequence[LazyPattern]) -> tuple[str, re.Match[str]] | None:
@@ -222,6 +227,11 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str]] | None:
 # the verdicts
 
 
+def kind_phrase(kinds: Sequence[str], rules: Rules) -> str:
+    """ "a decision and a fix": how the MEMORY CHECK names what the turn holds."""
+    return _phrase(kinds, rules)
+
+
 def _phrase(kinds: Sequence[str], rules: Rules) -> str:
     names = _section(rules, "phrases")
     words = [str(names.get(kind, f"a {kind}")) for kind in kinds]
@@ -240,21 +250,28 @@ def find_evidence(turn: Turn, rules: Rules) -> Evidence:
     asked_statements = _statements(asked, ignore)
 
     found: dict[str, str] = {}
+    features: dict[str, float] = {}
     files: list[str] = []
     for kind in ("decision", "fix", "gotcha", "learning"):
         hit = _first_match(said, _patterns(rules, kind))
-        if hit is None and kind == "decision":
+        if hit:
+            features[kind] = 1.0
+        elif kind == "decision":
             hit = _first_match(asked_statements, _patterns(rules, kind))  # a choice the user made
+            if hit:
+                features["user_decision"] = 1.0
         if hit:
             found[kind] = _quote(hit[0], hit[1], width)
     tool_fix = _tool_fix(turn, rules)
     if tool_fix:
+        features["tool_fix"] = 1.0
         found.setdefault("fix", tool_fix[0])
         files = tool_fix[1]
     preference = _first_match(
         _statements(asked, _patterns(rules, "preference", key="ignore")), _patterns(rules, "preference")
     )
     if preference:
+        features["preference"] = 1.0
         found["preference"] = _quote(preference[0], preference[1], width)
 
     order = [k for k in _section(rules, "phrases").get("order", KINDS) if k in found]
@@ -262,7 +279,7 @@ def find_evidence(turn: Turn, rules: Rules) -> Evidence:
     if not files:
         files = [path for _, path in _edits(turn, rules) if path]
     quotes = [found[k] for k in order][: _limit(rules, "max_quotes", 3)]
-    return Evidence(order, quotes, _phrase(order, rules), list(dict.fromkeys(files)))
+    return Evidence(order, quotes, _phrase(order, rules), list(dict.fromkeys(files)), features)
 
 
 def find_store_decision(turn: Turn, rules: Rules) -> StoreDecision | None:

@@ -9,7 +9,9 @@ stored, acknowledged or ignored.
 from __future__ import annotations
 
 from gate.gates.base import HookContext, Outcome
-from gate.gates.evidence import find_evidence, find_store_decision
+from gate.gates.evidence import find_evidence, find_store_decision, kind_phrase
+from gate.gates.signals import signal_quotes, turn_signals
+from gate.gates.verdict import decide
 from gate.render import clean, gate_command
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
@@ -31,7 +33,9 @@ EDGE_FOR_KIND = {"fix": "fixes", "decision": "relates"}
 
 def _read(ctx: HookContext) -> Turn:
     last = ctx.event.get("last_assistant_message")
-    return read_turn(ctx.transcript_path, last if isinstance(last, str) else None, end=ctx.transcript_end)
+    return read_turn(
+        ctx.transcript_path, last if isinstance(last, str) else None, end=ctx.transcript_end, previous_reply=True
+    )
 
 
 def _settle_pending(ctx: HookContext, ledger: Ledger, turn: Turn | None, extra: dict[str, Any]) -> None:
@@ -86,14 +90,24 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         extra["store_detail"] = clean(decision.detail, 160)  # for `gate trace`: what counted as storing
         return Outcome("allowed", "ALLOW_ALREADY_STORED", gate="writeback", extra=extra)
     evidence = find_evidence(turn, rules)
-    if not evidence.kinds:
-        return Outcome("allowed", "ALLOW_NO_SIGNAL", gate="writeback", extra=extra)
-    extra["evidence"] = evidence.kinds
-    extra["evidence_quotes"] = [clean(q, 160) for q in evidence.quotes[:3]]  # bounded, for `gate trace`
+    features = {**evidence.features, **turn_signals(turn, rules)}
+    verdict = decide(features, rules)
+    extra["signals"] = features  # for `gate trace` and `gate replay`: what the score saw
+    extra["score"] = verdict.score
+    if not verdict.block:
+        if verdict.reached:
+            reason = f"ALLOW_{verdict.veto.upper()}"  # the evidence was there; the veto held it back
+        else:
+            reason = "ALLOW_BELOW_THRESHOLD" if any(c > 0 for c in verdict.contributions.values()) else "ALLOW_NO_SIGNAL"
+        return Outcome("allowed", reason, gate="writeback", extra=extra)
+    kinds = verdict.kinds or evidence.kinds or ["learning"]
+    quotes = evidence.quotes + signal_quotes(turn, features, rules)
+    extra["evidence"] = kinds
+    extra["evidence_quotes"] = [clean(q, 160) for q in quotes[:3]]  # bounded, for `gate trace`
     cap = int(ctx.settings.get("writeback_cap", 5))
     if ledger.writeback_blocks >= cap:
         return Outcome("allowed", "ALLOW_CAPPED", gate="writeback", extra=extra)
-    reason = render(ctx, evidence.phrase, evidence.kinds, evidence.quotes)
+    reason = render(ctx, kind_phrase(kinds, rules), kinds, quotes)
     ledger.writeback_blocks += 1
     ledger.writeback_pending = {"kinds": evidence.kinds, "block": ledger.writeback_blocks}
     extra["blocks"] = ledger.writeback_blocks

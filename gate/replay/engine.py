@@ -53,7 +53,7 @@ class StepResult:
         }
         if self.delivered:
             out["delivered"] = self.delivered
-        for key in ("evidence", "evidence_quotes", "terms", "novelty", "error"):
+        for key in ("evidence", "evidence_quotes", "signals", "score", "terms", "novelty", "shift", "error"):
             if key in self.extra:
                 out[key] = self.extra[key]
         return out

@@ -244,6 +244,7 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
                 wrong_block.append({
                     "transcript": path, "turn": line, "expected": expected_block, "got": blocked,
                     "kind": kind, "reason": result.reason, "evidence": result.extra.get("evidence", []),
+                    "signals": result.extra.get("signals", {}), "score": result.extra.get("score"),
                     "quotes": result.extra.get("evidence_quotes", []),
                     "reply": _excerpt(result.step.event.get("last_assistant_message", ""), 140),
                 })

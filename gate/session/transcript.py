@@ -83,7 +83,10 @@ class ToolResult(_Plain):
 class Turn(_Plain):
     """What happened since the last real user prompt, in order."""
 
-    __slots__ = ("assistant_texts", "complete", "from_fallback", "hook_feedback", "prompt", "tool_results", "tool_uses")
+    __slots__ = (
+        "assistant_texts", "complete", "from_fallback", "hook_feedback", "previous_reply", "prompt", "tool_results",
+        "tool_uses",
+    )
 
     def __init__(
         self,
@@ -104,6 +107,9 @@ class Turn(_Plain):
         self.complete = complete
         # How many Stop-hook feedback lines the turn holds (a continuation after a block).
         self.hook_feedback = hook_feedback
+        # The last text the assistant wrote before this turn's prompt (read_turn(previous_reply=True)): what
+        # the prompt answers ("the second option", "yes, keep it local").
+        self.previous_reply = ""
 
     def bash_commands(self) -> list[str]:
         return [
@@ -334,14 +340,19 @@ def _fallback(last_assistant_message: str | None) -> Turn:
     return Turn(assistant_texts=texts, from_fallback=True)
 
 
+PREVIOUS_REPLY_BYTES = 256 * 1024  # how far past the prompt the previous reply is looked for
+
+
 def read_turn(
     transcript_path: str | None,
     last_assistant_message: str | None = None,
     max_bytes: int = 4_000_000,
     end: int | None = None,
+    previous_reply: bool = False,
 ) -> Turn:
     """The lines after the last real user prompt (and that prompt), read from the end of the transcript
-    (or from byte offset `end`: the transcript as it was then).
+    (or from byte offset `end`: the transcript as it was then). With `previous_reply`, also the last text the
+    assistant wrote before that prompt.
 
     Falls back to `last_assistant_message` alone when the transcript is missing or unreadable, and adds
     it when the file does not (yet) hold it.
@@ -349,17 +360,38 @@ def read_turn(
     if not transcript_path:
         return _fallback(last_assistant_message)
     collector = _Collector()
+    previous = ""
     try:
-        for line in _reverse_lines(transcript_path, max_bytes, end):
+        lines = _reverse_lines(transcript_path, max_bytes + (PREVIOUS_REPLY_BYTES if previous_reply else 0), end)
+        for line in lines:
             entry = _parse(line)
             if entry is not None and collector.feed(entry):
                 break
+        if previous_reply and collector.complete:
+            previous = _last_reply(lines)
     except (OSError, ValueError):  # missing, a directory, unreadable, a path with a NUL byte
         return _fallback(last_assistant_message)
     turn = collector.turn()
+    turn.previous_reply = previous
     if last_assistant_message and last_assistant_message.strip() not in turn.text:
         turn.assistant_texts.append(last_assistant_message)
     return turn
+
+
+def _last_reply(lines: Iterator[bytes]) -> str:
+    """The newest assistant text among the lines (newest first), stopping at the prompt before it."""
+    for line in lines:
+        entry = _parse(line)
+        if entry is None or entry.get("isSidechain") is True:
+            continue
+        if entry.get("type") == "assistant":
+            message = entry.get("message")
+            text = _block_text(message.get("content")) if isinstance(message, dict) else ""
+            if text.strip():
+                return text
+        elif entry.get("type") == "user" and classify_user(entry)[0] in (PROMPT, COMPACT_SUMMARY):
+            return ""
+    return ""
 
 
 def previous_turn(transcript_path: str | None, max_bytes: int = 4_000_000, end: int | None = None) -> Turn:

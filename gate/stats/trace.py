@@ -137,6 +137,8 @@ def _stop(record: dict[str, Any]) -> dict[str, Any]:
     data: dict[str, Any] = {
         "evidence": record.get("evidence", []),
         "evidence_quotes": record.get("evidence_quotes", []),
+        "signals": record.get("signals", {}),
+        "score": record.get("score"),
         "store_decision": record.get("store_decision"),
         "store_detail": record.get("store_detail"),
     }
@@ -201,6 +203,11 @@ STOP_VERDICTS = {
     "BLOCKED_WRITEBACK": "evidence and no store decision: the turn must decide about memory",
     "ALLOW_ALREADY_STORED": "the turn already decided about memory (evidence is not examined then)",
     "ALLOW_NO_SIGNAL": "no evidence that the turn decided, fixed or learned anything",
+    "ALLOW_BELOW_THRESHOLD": "some evidence, but its score stays below the threshold (rules/writeback.toml [score])",
+    "ALLOW_ASKS_USER": "the reply ends by asking the user to choose or answer: the turn waits on them",
+    "ALLOW_EXPLANATION_ONLY": "an answer from knowledge alone, no tool used",
+    "ALLOW_WROTE_NOTES": "the turn wrote the lesson itself into a notes place (CLAUDE.md, a memory file, …)",
+    "ALLOW_MACHINE_PROMPT": "the prompt came from a program (a task notification), not a person",
     "ALLOW_CAPPED": "evidence, but the session reached its block cap",
     "ALLOW_STOP_ACTIVE": "the continuation after a block: never blocked twice (evidence is not examined)",
     "ALLOW_DISABLED": "the write-back gate is muted or off",
@@ -260,6 +267,9 @@ def _render_stop(data: dict[str, Any], reason: str, lines: list[str]) -> None:
         lines += [f"    \"{quote}\"" for quote in data["evidence_quotes"]]
     elif reason in ("BLOCKED_WRITEBACK", "ALLOW_NO_SIGNAL", "ALLOW_CAPPED"):
         lines.append("  evidence found: none")
+    if data.get("signals"):
+        signals = ", ".join(f"{name}={value:g}" for name, value in sorted(data["signals"].items()))
+        lines.append(f"  score {data['score']} from: {signals}")
     if "block_number" in data:
         lines.append(f"  block {data['block_number']} of this session")
 

@@ -71,21 +71,25 @@ def export(root: Path, owner: str, written: list[dict[str, Any]]) -> list[dict[s
 
 
 def sheet(root: Path, owner: str, store: list[dict[str, Any]]) -> str:
-    sessions = sorted((session_start(str(p)), str(p)) for p in set(_transcripts(root, owner).values()))
-    lines = []
+    """The memory catalogue once, oldest first (numbered), then per session the prompts; a session may use the
+    catalogue's first N memories (the ones created before it began)."""
+    sessions = sorted(((session_start(str(p)), str(p)) for p in set(_transcripts(root, owner).values())))
+    catalogue = sorted(store, key=lambda m: (m["created"], m["id"]))
+    superseded = {link["target"]: m["id"] for m in catalogue for link in m.get("links", [])
+                  if link["type"] == "supersedes"}
+    lines = ["######## MEMORY CATALOGUE (oldest first; a session may use only the first N, given in its header)"]
+    for number, memory in enumerate(catalogue, start=1):
+        later = f" [SUPERSEDED by {superseded[memory['id']]}]" if memory["id"] in superseded else ""
+        body = " ".join(str(memory.get("body", "")).split())[:220]
+        lines.append(f"{number:>3}. {memory['id']} · {memory['kind']}{later} · {memory['title']}\n      {body}")
     for started, path in sessions:
         rel = str(Path(path).relative_to(root))
-        known = [m for m in store if not started or m["created"] < _seconds(started)]
-        superseded = {link["target"] for m in known for link in m.get("links", []) if link["type"] == "supersedes"}
-        timeline = read_timeline(path)
-        prompts = timeline.prompts()
-        if not prompts:
+        known = sum(1 for m in catalogue if not started or m["created"] < _seconds(started))
+        prompts = read_timeline(path).prompts()
+        if not prompts or not known:
             continue
-        lines.append(f"\n######## SESSION {rel}  (started {started or 'unknown'}; {len(known)} memories before it)")
-        for memory in known:
-            mark = " [SUPERSEDED]" if memory["id"] in superseded else ""
-            body = " ".join(str(memory.get("body", "")).split())[:220]
-            lines.append(f"  {memory['id']} · {memory['kind']}{mark} · {memory['title']}\n      {body}")
+        lines.append(f"\n######## SESSION {rel}  (started {started or 'unknown'}; may use memories 1–{known} of the "
+                     f"catalogue; a memory superseded by one within 1–{known} is replaced)")
         for n, step in enumerate(prompts):
             if n:
                 reply = read_turn(path, None, end=step.end).text

@@ -1,0 +1,180 @@
+"""What a turn did, beyond what it said (hot path, standard library only): the write-back gate's structural
+signals. Each is a number (mostly 0 or 1) named in rules/writeback.toml, where the score weighs them.
+
+- choice: the user picked between alternatives the previous reply offered ("the second one", "B");
+  decides: the prompt settles a choice in so many words ("let's stick with local", "用 fetch 的好了").
+- correction: the user corrected the agent ("no, it should follow role.name"); concedes: the reply takes a
+  correction ("you're right, I should have used the /pr skill").
+- recovered: a command failed and a later, different command succeeded (an environment fact learned by trial).
+- edits: files the turn edited (capped); runs: test/build runs.
+- asks_user: the reply ends by asking the user to choose or to answer — the turn waits on the user.
+- explanation_only: no tool at all: an answer from what the model knows.
+- wrote_notes: the turn wrote the lesson itself into a durable notes place (CLAUDE.md, a memory file, a
+  notes vault, a skill file, a memory tool).
+- machine_prompt: the "prompt" was written by a program (a background task's notification), not a person.
+
+The phrases are data (regexes in several languages); what they are worth is the score's business.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gate.gates.evidence import _patterns, _section
+from gate.literals import LazyPattern
+
+TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from gate.session.transcript import Turn
+
+    Rules = Mapping[str, Any]
+
+_END_CHARS = 600  # the end of the reply: where it asks the user something
+
+
+def _any(patterns: Sequence[LazyPattern], text: str) -> bool:
+    return any(p.search(text) for p in patterns)
+
+
+def _number(rules: Rules, key: str, default: int) -> int:
+    value = _section(rules, "signals").get(key, default)
+    return int(value) if isinstance(value, int) else default
+
+
+def _tail(text: str, chars: int) -> str:
+    """The last `chars` characters, code fences dropped (a question in a code sample asks nobody)."""
+    tail = text[-chars * 2 :]
+    if "```" in tail:
+        tail = re.sub(r"```.*?(?:```|$)", " ", tail, flags=re.S)
+    return tail[-chars:].strip()
+
+
+def asks_user(text: str, rules: Rules) -> bool:
+    """Does the reply end by asking the user something they must answer before work goes on?"""
+    tail = _tail(text, _END_CHARS)
+    if not tail:
+        return False
+    last = tail.rstrip(" *_`\n")
+    final = re.split(r"\n\s*\n", last)[-1] if "\n" in last else last
+    if _any(_patterns(rules, "signals", key="courtesy_questions"), final[-200:]):
+        return False  # "want me to commit?" after finished work: the obvious next step, not a choice
+    if final.endswith(("?", "？")):
+        return True
+    return _any(_patterns(rules, "signals", key="asks_user"), tail)
+
+
+def _program(command: str) -> str:
+    words = command.strip().split()
+    for word in words:
+        if "=" in word and not word.startswith(("-", "/", ".")):
+            continue  # an environment assignment before the program
+        return word.rsplit("/", 1)[-1]
+    return ""
+
+
+def recovered(turn: Turn, rules: Rules) -> tuple[str, str] | None:
+    """A command that failed, then a different command that succeeded: (failed, worked)."""
+    runs = _patterns(rules, "signals", key="recovery_ignores")
+    failed: list[tuple[int, str]] = []
+    for use in turn.tool_uses:
+        command = use.input.get("command")
+        if use.name != "Bash" or not isinstance(command, str) or not command.strip() or _any(runs, command):
+            continue
+        result = turn.result_for(use.id)
+        if result is None:
+            continue
+        if result.is_error:
+            failed.append((use.seq, command.strip()))
+        elif failed and command.strip() not in {c for _, c in failed}:
+            before = failed[-1][1]
+            if _program(before) == _program(command) or _section(rules, "signals").get("recovery_any_program"):
+                return before, command.strip()
+    return None
+
+
+def _edited_paths(turn: Turn) -> list[str]:
+    out = []
+    for use in turn.tool_uses:
+        result = turn.result_for(use.id)
+        if result is not None and result.is_error:
+            continue
+        for key in ("file_path", "notebook_path", "path"):
+            value = use.input.get(key)
+            if isinstance(value, str) and value and use.name in ("Edit", "Write", "MultiEdit", "NotebookEdit"):
+                out.append(value)
+    return out
+
+
+def wrote_notes(turn: Turn, rules: Rules) -> str:
+    """The notes place the turn wrote to ('' when none): a file, a memory tool, a shell redirect into one."""
+    paths = _patterns(rules, "signals", key="notes_paths")
+    for path in _edited_paths(turn):
+        if _any(paths, path):
+            return path
+    tools = _patterns(rules, "signals", key="notes_tools")
+    for use in turn.tool_uses:
+        if _any(tools, use.name):
+            return use.name
+        command = use.input.get("command")
+        if use.name == "Bash" and isinstance(command, str) and ">" in command:
+            for target in re.findall(r">>?\s*(\S+)", command):
+                if _any(paths, target):
+                    return target
+    return ""
+
+
+def turn_signals(turn: Turn, rules: Rules) -> dict[str, float]:
+    """Every structural signal of the turn, by name (only the ones that hold)."""
+    out: dict[str, float] = {}
+    prompt = turn.prompt[:4000]
+    if _any(_patterns(rules, "signals", key="machine_prompt"), prompt[:200]):
+        out["machine_prompt"] = 1.0
+    short = len(prompt.strip()) <= _number(rules, "choice_max_chars", 300)
+    asking = prompt.rstrip().endswith(("?", "？"))  # a question weighs options; it does not pick one
+    if short and not asking:
+        if _any(_patterns(rules, "signals", key="decides"), prompt):
+            out["decides"] = 1.0
+        elif turn.previous_reply and _any(_patterns(rules, "signals", key="choice"), prompt):
+            if _any(_patterns(rules, "signals", key="options_offered"), _tail(turn.previous_reply, 1500)):
+                out["choice"] = 1.0
+    if prompt and _any(_patterns(rules, "signals", key="correction"), prompt[:600]):
+        out["correction"] = 1.0
+    if turn.text and _any(_patterns(rules, "signals", key="concedes"), turn.text[:400]):
+        out["concedes"] = 1.0
+    if recovered(turn, rules):
+        out["recovered"] = 1.0
+    if prompt and _any(_patterns(rules, "fix", "tools", key="prompt_asks"), prompt[:2000]):
+        out["asked_fix"] = 1.0
+    look = set(_section(rules, "signals").get("look_tools", []))
+    looked = sum(1 for use in turn.tool_uses if use.name in look)
+    if looked >= 3:
+        out["investigated"] = 1.0
+    if turn.text and _any(_patterns(rules, "signals", key="conclusion"), _tail(turn.text, 2000)):
+        out["conclusion"] = 1.0
+    edited = _edited_paths(turn)
+    if edited:
+        out["edits"] = float(min(len(set(edited)), _number(rules, "edits_cap", 5)))
+    if not turn.tool_uses and turn.complete:  # (a turn not read back to its prompt may have had tools)
+        out["explanation_only"] = 1.0
+    if turn.text and asks_user(turn.text, rules):
+        out["asks_user"] = 1.0
+    if wrote_notes(turn, rules):
+        out["wrote_notes"] = 1.0
+    return out
+
+
+def signal_quotes(turn: Turn, features: Mapping[str, float], rules: Rules) -> list[str]:
+    """What the MEMORY CHECK quotes for the structural signals that counted."""
+    out = []
+    width = int(_section(rules, "limits").get("quote_chars", 160))
+    if features.get("choice") or features.get("correction"):
+        said = " ".join(turn.prompt.split())
+        out.append("the user: " + (said if len(said) <= width else said[: width - 1] + "…"))
+    found = recovered(turn, rules) if features.get("recovered") else None
+    if found:
+        failed, worked = (line.splitlines()[0][:60] for line in found)
+        out.append(f"`{failed}` failed, then `{worked}` worked")
+    return out

@@ -42,7 +42,7 @@ EDIT = ("Edit", {"file_path": "src/app.py", "old_string": "a", "new_string": "b"
         ("修一下 total 的計算", "問題找到了，根本原因是 addRole 用了錯誤的欄位名 customTotal。", "fix"),
         ("部署腳本為什麼失敗", "原因是 CI 的 Node 版本太舊，所以 pnpm 安裝失敗。", "fix"),
         ("le build échoue sur la CI", "La cause était une variable d'environnement manquante dans le job.", "fix"),
-        ("quelle base pour le cache ?", "J'ai choisi SQLite plutôt que Redis, car l'outil doit tourner hors ligne.", "decision"),
+        ("quelle base pour le cache ?", "J'ai choisi SQLite plutôt que Redis : l'outil tourne hors ligne.", "decision"),
         ("以後 PR 一律指定 reviewer 給最後修改的人", "好的。", "preference"),
         ("à l'avenir, lance toujours les tests avant de committer", "Compris.", "preference"),
     ],
@@ -81,7 +81,9 @@ def test_a_failed_command_then_another_that_works_is_learned_by_trial(rules: Any
     assert recovered(turn, rules) == ("gh pr create --fill", "/opt/homebrew/bin/gh pr create --fill")
     # a search that finds nothing teaches nothing
     quiet = _turn("find the config", "Found it.", tools=[
-        ("Bash", {"command": "grep -r timeout src"}, "", True), ("Bash", {"command": "grep -r Timeout src"}, "x", False)])
+        ("Bash", {"command": "grep -r timeout src"}, "", True),
+        ("Bash", {"command": "grep -r Timeout src"}, "x", False),
+    ])
     assert recovered(quiet, rules) is None
 
 
@@ -112,7 +114,7 @@ def test_a_courtesy_question_after_finished_work_waits_on_nobody(rules: Any, end
 @pytest.mark.parametrize(
     "tool",
     [
-        ("Edit", {"file_path": "/repo/CLAUDE.md", "old_string": "", "new_string": "- run tests with TZ=UTC"}, "ok", False),
+        ("Edit", {"file_path": "/repo/CLAUDE.md", "old_string": "", "new_string": "- tests need TZ=UTC"}, "ok", False),
         ("Write", {"file_path": "/repo/.claude/skills/pr/SKILL.md", "content": "…"}, "ok", False),
         ("Bash", {"command": "echo '- the port is 5433' >> notes/dev-env.md"}, "", False),
         ("mcp__memory__create_entities", {"entities": []}, "ok", False),

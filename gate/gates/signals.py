@@ -137,9 +137,12 @@ def turn_signals(turn: Turn, rules: Rules) -> dict[str, float]:
     if short and not asking:
         if _any(_patterns(rules, "signals", key="decides"), prompt):
             out["decides"] = 1.0
-        elif turn.previous_reply and _any(_patterns(rules, "signals", key="choice"), prompt):
-            if _any(_patterns(rules, "signals", key="options_offered"), _tail(turn.previous_reply, 1500)):
-                out["choice"] = 1.0
+        elif (
+            turn.previous_reply
+            and _any(_patterns(rules, "signals", key="choice"), prompt)
+            and _any(_patterns(rules, "signals", key="options_offered"), _tail(turn.previous_reply, 1500))
+        ):
+            out["choice"] = 1.0
     if prompt and _any(_patterns(rules, "signals", key="correction"), prompt[:600]):
         out["correction"] = 1.0
     if turn.text and _any(_patterns(rules, "signals", key="concedes"), turn.text[:400]):

@@ -98,7 +98,8 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         if verdict.reached:
             reason = f"ALLOW_{verdict.veto.upper()}"  # the evidence was there; the veto held it back
         else:
-            reason = "ALLOW_BELOW_THRESHOLD" if any(c > 0 for c in verdict.contributions.values()) else "ALLOW_NO_SIGNAL"
+            some = any(c > 0 for c in verdict.contributions.values())
+            reason = "ALLOW_BELOW_THRESHOLD" if some else "ALLOW_NO_SIGNAL"
         return Outcome("allowed", reason, gate="writeback", extra=extra)
     kinds = verdict.kinds or evidence.kinds or ["learning"]
     quotes = evidence.quotes + signal_quotes(turn, features, rules)

@@ -73,7 +73,7 @@ def export(root: Path, owner: str, written: list[dict[str, Any]]) -> list[dict[s
 def sheet(root: Path, owner: str, store: list[dict[str, Any]]) -> str:
     """The memory catalogue once, oldest first (numbered), then per session the prompts; a session may use the
     catalogue's first N memories (the ones created before it began)."""
-    sessions = sorted(((session_start(str(p)), str(p)) for p in set(_transcripts(root, owner).values())))
+    sessions = sorted((session_start(str(p)), str(p)) for p in set(_transcripts(root, owner).values()))
     catalogue = sorted(store, key=lambda m: (m["created"], m["id"]))
     superseded = {link["target"]: m["id"] for m in catalogue for link in m.get("links", [])
                   if link["type"] == "supersedes"}

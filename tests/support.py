@@ -1,12 +1,50 @@
-"""Helpers the hardening suites share: figures for the closing report, and a hook run in-process."""
+"""Helpers the hardening suites share: figures for the closing report, a hook run in-process, and a guard
+that turns a hang into a failure."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+
+import pytest
+
+# Far beyond anything the suite runs, however loaded the machine: only a hang gets there. Never a speed check
+# (speed is measured in bench/).
+HANG_S = 120.0
+
+
+class Hung(BaseException):
+    """Raised into code still running after its hang guard's time (a BaseException: the code under test may
+    catch every Exception, and a hook catches even this one; the guard fails the test either way)."""
+
+
+@contextmanager
+def hang_guard(what: str, seconds: float = HANG_S) -> Iterator[None]:
+    """Fail the test when the block is still running after `seconds` (main thread only: SIGALRM)."""
+    hung: list[bool] = []
+
+    def interrupt(signum: int, frame: Any) -> None:
+        hung.append(True)
+        raise Hung
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except BaseException:
+        if not hung:
+            raise
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if hung:
+        pytest.fail(f"{what}: still running after {seconds:.0f} s", pytrace=False)
 
 
 def report(suite: str, figures: dict[str, Any]) -> None:

@@ -152,6 +152,34 @@ def test_command_trigger_fires_before_a_matching_bash_call(payments: Path) -> No
     assert out is not None and edit_cue in out
 
 
+@pytest.mark.parametrize(
+    ("spec", "command", "fires"),
+    [
+        (r"command:(?i)drop\s+table", "psql -c 'DROP TABLE users'", True),
+        (r"command:(?i)drop\s+table", "psql -c 'Drop Table users'", True),
+        (r"command:(?i)drop\s+table", "psql -c 'drop table users'", True),
+        (r"command:(?i)DROP\s+TABLE", "psql -c 'drop table users'", True),  # the literal it needs is folded too
+        (r"command:(?i)drop\s+table", "psql -c 'select 1 from tables'", False),
+        (r"command:DROP\s+TABLE", "psql -c 'drop table users'", False),  # no (?i): case counts
+        (r"command:DROP\s+TABLE", "psql -c 'DROP TABLE users'", True),
+    ],
+)
+def test_case_insensitive_command_trigger_fires_whatever_the_case(
+    payments: Path, spec: str, command: str, fires: bool
+) -> None:
+    """The hook checks a literal each regex needs before running it: under (?i) that check must fold case
+    the way the regex does, or the trigger silently stops firing."""
+    memory = remember(payments, "Take a snapshot before dropping any table", "--kind", "gotcha", "--on", spec)
+    out = bash(payments, "ci1", command)
+    record = last_audit()
+    if fires:
+        assert out is not None and memory in out, record["reason"]
+        assert (record["reason"], record["delivered"]) == ("FIRED_COMMAND", [memory])
+    else:
+        assert out is None
+        assert record["reason"] == "SKIP_NO_CUE"
+
+
 def test_expired_never_fires_and_not_before_delays(payments: Path) -> None:
     expired = remember(payments, "Payments freeze during the quarter close", "--kind", "gotcha",
                        "--on", "path:src/payments/**,expires:2020-01-01")

@@ -1,14 +1,17 @@
 """Concurrency: writers and hooks on one store at once, and hooks of one session racing each other.
 
 - 8 processes write memories (`gate remember`, the whole command, back to back) while 8 others run recall,
-  Stop and SessionStart hooks against the same store: afterwards every memory written is in the files and
-  found by search, no hook failed open, and `gate reindex --check --json` reports the index consistent.
+  Stop and SessionStart hooks against the same store until the writers are done: afterwards every memory
+  written is in the files and found by search, no hook failed open, and `gate reindex --check --json`
+  reports the index consistent.
 - Many Stop hooks of ONE session race: the ledger's flock over load-modify-save keeps the write-back cap
   (total blocks == cap, never more); different sessions racing keep a cap each; audit lines never interleave.
 
-Sizes from the environment for longer local runs: GATE_CONCURRENCY_SECONDS (default 10),
-GATE_CONCURRENCY_WRITERS / GATE_CONCURRENCY_READERS (8 / 8), GATE_RACE_PROCESSES (8), GATE_RACE_STOPS (6 per
-process). With GATE_HARDENING_REPORT=FILE the figures are appended to FILE as JSON lines.
+Every run is a fixed amount of work, never a time window (what a loaded machine gets done in N seconds is
+no property of the code); generous timeouts only turn a hang into a failure. Sizes from the environment for
+longer local runs: GATE_CONCURRENCY_WRITES (memories per writer, default 4), GATE_CONCURRENCY_WRITERS /
+GATE_CONCURRENCY_READERS (8 / 8), GATE_RACE_PROCESSES (8), GATE_RACE_STOPS (6 per process),
+GATE_REINDEX_RUNS (5). With GATE_HARDENING_REPORT=FILE the figures are appended to FILE as JSON lines.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +36,8 @@ from cli_transcript import fixed_bug_turn
 from gate.paths import ProjectPaths, audit_log_file, error_log_file
 from gate.session.ledger import read_ledger
 
-SECONDS = float(os.environ.get("GATE_CONCURRENCY_SECONDS", "10"))
+WRITES = int(os.environ.get("GATE_CONCURRENCY_WRITES", "4"))
+MIN_HOOKS = 4  # per reader, however quickly the writers finish: readers keep going until they have
 WRITERS = int(os.environ.get("GATE_CONCURRENCY_WRITERS", "8"))
 READERS = int(os.environ.get("GATE_CONCURRENCY_READERS", "8"))
 RACE_PROCESSES = int(os.environ.get("GATE_RACE_PROCESSES", "8"))
@@ -48,7 +53,8 @@ def report(figures: dict[str, Any]) -> None:
 
 # One script for every worker process: `python -c WORKER ROLE JSON-ARGS`. Hooks run in-process through
 # gate.hook.main (stdin/stdout swapped) so a worker evaluates many events; every few events one runs in a
-# real `python -m gate.hook` process instead, as Claude Code starts them.
+# real `python -m gate.hook` process instead, as Claude Code starts them. A writer writes its share and
+# leaves a file in args["done"]; a reader runs hooks until every writer has, and at least args["min_hooks"].
 WORKER = r'''
 import io, json, os, subprocess, sys, time
 role, args = sys.argv[1], json.loads(sys.argv[2])
@@ -82,8 +88,7 @@ while time.time() < args["start"]:
 if role == "writer":
     from contextlib import redirect_stderr, redirect_stdout
     from gate.cli import main as gate_main
-    n = 0
-    while time.time() < args["deadline"]:
+    for n in range(args["writes"]):
         token = f"w{args['worker']}n{n}probe"
         title = f"Concurrency {token} reserve waterfall ledger rounding"
         stdout, stderr = io.StringIO(), io.StringIO()
@@ -92,13 +97,15 @@ if role == "writer":
                               "--kind", "finding", "--tag", token, "--project", args["project"], "--json"])
         memory_id = json.loads(stdout.getvalue())["id"] if code == 0 else None
         emit(role=role, token=token, title=title, id=memory_id, code=code, err=stderr.getvalue()[-300:])
-        n += 1
+    open(os.path.join(args["done"], f"writer-{args['worker']}"), "w").close()
 else:
     n = 0
-    while time.time() < args["deadline"] or (role == "racer" and n < args["stops"]):
+    while True:
+        if role == "racer" and n >= args["stops"]:
+            break
+        if role == "reader" and n >= args["min_hooks"] and len(os.listdir(args["done"])) >= args["writers"]:
+            break
         if role == "racer":
-            if n >= args["stops"]:
-                break
             event = {"session_id": args["session"], "transcript_path": args["transcript"], "cwd": args["project"],
                      "hook_event_name": "Stop", "stop_hook_active": False}
         else:
@@ -136,6 +143,18 @@ def collect(procs: list[tuple[subprocess.Popen, Path]], timeout: float) -> list[
     return records
 
 
+@contextmanager
+def stopped_at_the_end(procs: list[tuple[subprocess.Popen, Path]]) -> Iterator[None]:
+    """Kill whatever worker is still running when the block ends (a failed one leaves the others waiting)."""
+    try:
+        yield
+    finally:
+        for proc, _ in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
 def fix_transcript(path: Path) -> Path:
     path.write_text(fixed_bug_turn(str(path.parent)).text())
     return path
@@ -165,16 +184,20 @@ def test_writers_and_hooks_on_one_store(project: Path, gate: Gate, tmp_path: Pat
     code, out, err = gate("remember", "Never push to main directly", "--kind", "directive")
     assert code == 0, err
     start = time.time() + 2.0  # every worker imported and waiting: they begin together
-    common = {"project": str(project), "start": start, "deadline": start + SECONDS,
-              "transcript": str(fix_transcript(tmp_path / "turn.jsonl")), "process_every": 5}
+    done = tmp_path / "writers-done"
+    done.mkdir()
+    common = {"project": str(project), "start": start, "writes": WRITES, "writers": WRITERS, "done": str(done),
+              "min_hooks": MIN_HOOKS, "transcript": str(fix_transcript(tmp_path / "turn.jsonl")), "process_every": 5}
     writers = start_workers("writer", WRITERS, common, tmp_path)
     readers = start_workers("reader", READERS, common, tmp_path)
-    written = collect(writers, timeout=SECONDS + 240)
-    hooks = collect(readers, timeout=SECONDS + 240)
+    with stopped_at_the_end(writers + readers):
+        written = collect(writers, timeout=600)  # the timeouts only guard against a hang
+        hooks = collect(readers, timeout=600)
 
     failed_writes = [w for w in written if w["code"] != 0]
     assert not failed_writes, failed_writes[:5]
-    assert len(written) >= WRITERS  # every writer got at least one memory in
+    assert len(written) == WRITERS * WRITES  # every writer did all its work
+    assert len(hooks) >= READERS * MIN_HOOKS
     for record in hooks:
         assert record["code"] == 0
         check_answer(record["event"], record["out"])
@@ -212,7 +235,7 @@ def test_writers_and_hooks_on_one_store(project: Path, gate: Gate, tmp_path: Pat
     assert len(records) == len(hooks)
     reasons = Counter(r["reason"] for r in records)
     report({
-        "seconds": SECONDS, "writers": WRITERS, "readers": READERS, "memories_written": len(written),
+        "writers": WRITERS, "readers": READERS, "memories_written": len(written),
         "hook_runs": len(hooks), "hook_processes": sum(r["process"] for r in hooks),
         "recall_fired": reasons["FIRED_SESSION_START"] + reasons["FIRED_TOPIC_SHIFT"],
         "stop_blocked": reasons["BLOCKED_WRITEBACK"], "slowest_hook_s": round(max(r["seconds"] for r in hooks), 2),
@@ -227,7 +250,7 @@ def race(project: Path, tmp_path: Path, sessions: list[str], processes: int, sto
     procs = []
     for worker in range(processes):
         out = tmp_path / f"racer-{worker}.jsonl"
-        args = {"project": str(project), "start": start, "deadline": 0, "transcript": str(transcript),
+        args = {"project": str(project), "start": start, "transcript": str(transcript),
                 "session": sessions[worker % len(sessions)], "stops": stops, "worker": worker, "out": str(out),
                 "process_every": 3}
         procs.append((subprocess.Popen([sys.executable, "-c", WORKER, "racer", json.dumps(args)],
@@ -373,17 +396,27 @@ def test_audit_rotation_under_racing_writers_keeps_a_whole_generation(project: P
 
 # --- gate reindex while the store is in use -------------------------------------------------------------------------
 REINDEX_WORKER = r'''
-import io, json, sys, time
+import io, json, os, sys, time
 from contextlib import redirect_stderr, redirect_stdout
 from gate.cli import main
 import gate.hook, gate.commands.reindex, gate.commands.remember
-role, project, start, deadline, worker, out = sys.argv[1:7]
-start, deadline = float(start), float(deadline)
+role, project, start, worker, out, meeting, runs, least, others = sys.argv[1:10]
+start, runs, least, others = float(start), int(runs), int(least), int(others)
 results = open(out, "a", encoding="utf-8")
 while time.time() < start:
     pass
 n = 0
-while time.time() < deadline:
+while True:
+    # the reindexer goes on until it has run `runs` times and every other worker has done its least share;
+    # the others go on until the reindexer is done: all of that share ran while reindexes did
+    if role == "reindex":
+        if n >= runs and len([f for f in os.listdir(meeting) if f.startswith("least-")]) >= others:
+            break
+    else:
+        if n == least:
+            open(os.path.join(meeting, f"least-{worker}"), "w").close()
+        if n >= least and os.path.exists(os.path.join(meeting, "reindex-done")):
+            break
     if role == "hook":
         event = {"session_id": f"h{worker}-{n}", "cwd": project, "hook_event_name": "UserPromptSubmit",
                  "prompt": "When does the reserve waterfall probe trigger?"}
@@ -401,9 +434,11 @@ while time.time() < deadline:
                 code = main([*args, "--project", project])
             except Exception as error:
                 code = repr(error)
-    results.write(json.dumps({"role": role, "code": code}) + "\n")
+    results.write(json.dumps({"role": role, "worker": worker, "code": code}) + "\n")
     results.flush()
     n += 1
+if role == "reindex":
+    open(os.path.join(meeting, "reindex-done"), "w").close()
 '''
 
 
@@ -414,19 +449,26 @@ def test_reindex_while_writers_and_hooks_run(project: Path, gate: Gate, tmp_path
     for n in range(10):
         code, _, err = gate("remember", f"Seed {n} about the reserve waterfall probe", "--kind", "finding")
         assert code == 0, err
+    reindex_runs = int(os.environ.get("GATE_REINDEX_RUNS", "5"))
+    least = 2  # writes or hooks per worker, all while the reindexer runs
     start = time.time() + 1.5
-    deadline = start + float(os.environ.get("GATE_REINDEX_SECONDS", "6"))
     out = tmp_path / "results.jsonl"
+    meeting = tmp_path / "meeting"
+    meeting.mkdir()
     roles = ["reindex", "writer", "writer", "hook", "hook", "hook"]
-    procs = [subprocess.Popen([sys.executable, "-c", REINDEX_WORKER, role, str(project), str(start), str(deadline),
-                               str(n), str(out)]) for n, role in enumerate(roles)]
-    for proc in procs:
-        assert proc.wait(timeout=240) == 0
+    procs = [(subprocess.Popen([sys.executable, "-c", REINDEX_WORKER, role, str(project), str(start), str(n),
+                                str(out), str(meeting), str(reindex_runs), str(least), str(len(roles) - 1)]), out)
+             for n, role in enumerate(roles)]
+    with stopped_at_the_end(procs):
+        for proc, _ in procs:
+            assert proc.wait(timeout=600) == 0  # the timeout only guards against a hang
     results = [json.loads(line) for line in out.read_text().splitlines()]
     failed = [r for r in results if r["code"] != 0]
     assert not failed, failed[:5]
     runs = Counter(r["role"] for r in results)
-    assert runs["reindex"] >= 2 and runs["writer"] >= 2
+    assert runs["reindex"] >= reindex_runs
+    per_worker = Counter(r["worker"] for r in results)
+    assert all(per_worker[str(n)] >= least for n in range(1, len(roles))), per_worker
     reasons = Counter(json.loads(line)["reason"] for line in audit_lines())
     assert reasons["FAILED_OPEN"] == 0 and reasons["SKIP_NO_INDEX"] == 0, reasons
     code, out_text, _ = gate("reindex", "--check", "--json")

@@ -2,7 +2,7 @@
 
 - `gate remember` killed at points spread over its whole run, many times: every file in the store is a whole
   memory (title and body as written) or absent; the index catches up by itself (the hook's own catch-up, no
-  `gate reindex`); the next writer is not blocked.
+  `gate reindex`); the next writer gets the index writer: its memory is indexed when the command returns.
 - tantivy's writer lock is an flock (held by the open file, released by the kernel when the holder dies): a
   process killed while holding the index writer or a session ledger does not block the next one.
 - Hooks killed at random points leave whole audit lines and a loadable ledger.
@@ -112,15 +112,18 @@ def test_sigkilled_remember_leaves_whole_memory_or_none(project: Path, gate: Gat
     for token, memory_id in present.items():
         assert memory_id in [h.id for h in search(index, token, limit=3).hits], token
 
-    # the next writer is not held up by a lock a killed process left behind
-    elapsed, final_id = timed_remember(project, "afterwards")
-    assert elapsed < max(15.0, 4 * run_time), f"the next writer waited {elapsed:.1f}s"
+    # no killed process left the writer lock held, and the next writer gets it: a writer that could not
+    # would give up after its wait and leave its memory out of the index until a later catch-up
+    lock = Path(store.paths.index_dir) / ".tantivy-writer.lock"
+    assert not lock.exists() or flock_free(lock)
+    _, final_id = timed_remember(project, "afterwards")
+    assert MemoryIndex(store.paths).get(final_id) is not None  # indexed by the command itself
     code, out, err = gate("reindex", "--check", "--json")
     assert json.loads(out)["consistent"] is True, out + err
     code, out, _ = gate("search", "afterwards", "--json")
     assert final_id in [h["id"] for h in json.loads(out)["hits"]]
     report({"remember_kills": KILLS, **outcomes, "temp_files_left": len(leftovers),
-            "uninterrupted_run_s": round(run_time, 2), "next_writer_s": round(elapsed, 2), "lost_or_torn": 0})
+            "uninterrupted_run_s": round(run_time, 2), "lost_or_torn": 0})
 
 
 def test_commit_after_a_writer_died_mid_commit(project: Path, gate: Gate, tmp_path: Path) -> None:
@@ -215,11 +218,9 @@ def test_index_writer_lock_is_an_flock_released_by_death(project: Path, gate: Ga
         holder.wait(timeout=30)
     assert lock.exists()  # the file stays behind ...
     assert flock_free(lock)  # ... but the kernel dropped the lock with the process
-    started = time.perf_counter()
-    writer = MemoryIndex(paths)._writer(0.0)  # at once, no waiting
+    writer = MemoryIndex(paths)._writer(0.0)  # no wait allowed: a held lock would raise IndexBusy at once
     writer.rollback()
     del writer
-    assert time.perf_counter() - started < 2.0
     code, out, err = gate("remember", "Written after the holder died", "--kind", "finding", "--json")
     assert code == 0, err
     code, out, _ = gate("reindex", "--check", "--json")
@@ -236,11 +237,10 @@ def test_ledger_lock_released_by_death_and_unsaved_state_not_kept(project: Path)
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=30)
-    started = time.perf_counter()
-    with open_ledger("dying-session") as ledger:
+    assert flock_free(lock)  # the kernel dropped the lock with the process
+    with support.hang_guard("opening the ledger after its holder died"), open_ledger("dying-session") as ledger:
         assert ledger.writeback_blocks == 0  # the dead process's change was never saved
         ledger.writeback_blocks = 1
-    assert time.perf_counter() - started < 1.0
     stored = read_ledger("dying-session")
     assert stored is not None and stored.writeback_blocks == 1
 

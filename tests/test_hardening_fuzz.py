@@ -1,5 +1,6 @@
-"""Fuzz every hook entry: whatever arrives on stdin, and whatever the transcript holds, the hook exits 0 within
-its budget and prints nothing or ONE JSON object of the shape its event allows.
+"""Fuzz every hook entry: whatever arrives on stdin, and whatever the transcript holds, the hook exits 0 and
+prints nothing or ONE JSON object of the shape its event allows. Nothing here is timed (speed is measured in
+bench/): a generous timeout only turns a hang into a failure.
 
 Most inputs run in-process through `gate.hook.main` with stdin/stdout swapped (milliseconds each); a sample of
 the nastiest runs in real `python -m gate.hook` processes, as Claude Code starts them. Sizes come from the
@@ -16,13 +17,13 @@ import os
 import random
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import support
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,9 +36,6 @@ from gate.paths import audit_log_file, error_log_file
 EXAMPLES = int(os.environ.get("GATE_FUZZ_EXAMPLES", "250"))
 BIG_MB = int(os.environ.get("GATE_FUZZ_BIG_MB", "10"))
 SUBPROCESS_SAMPLE = int(os.environ.get("GATE_FUZZ_SUBPROCESS", "12"))
-IN_PROCESS_BUDGET_S = 3.0  # one hook evaluation on a busy 2-core machine; Claude Code's own timeout is 30 s
-BIG_BUDGET_S = 15.0  # a 10 MB stdin: read, parse, evaluate
-PROCESS_BUDGET_S = 15.0  # a fresh interpreter + imports + evaluation, on a busy machine
 
 EVENTS = ("UserPromptSubmit", "Stop", "SessionStart", "PreCompact", "PreToolUse", "PostToolUse", "Notification")
 CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart", "PreToolUse")
@@ -61,11 +59,10 @@ def _report_figures() -> Iterator[None]:
 
 # --- running the entry point --------------------------------------------------------------------------------------
 class Run:
-    def __init__(self, code: int, out: bytes, err: bytes, seconds: float) -> None:
+    def __init__(self, code: int, out: bytes, err: bytes) -> None:
         self.code = code
         self.out = out
         self.err = err
-        self.seconds = seconds
 
 
 def run_in_process(raw: bytes) -> Run:
@@ -77,14 +74,13 @@ def run_in_process(raw: bytes) -> Run:
     stderr = io.TextIOWrapper(err_buffer, encoding="utf-8", errors="backslashreplace", write_through=True)
     saved = sys.stdin, sys.stdout, sys.stderr
     sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
-    started = time.perf_counter()
     try:
-        code = hook_module.main()
+        with support.hang_guard(f"the hook on {raw[:200]!r}"):  # it fails open on the interrupt; the guard fails
+            code = hook_module.main()
     finally:
-        seconds = time.perf_counter() - started
         sys.stdin, sys.stdout, sys.stderr = saved
     FIGURES["in_process"] += 1
-    return Run(code, out_buffer.getvalue(), err_buffer.getvalue(), seconds)
+    return Run(code, out_buffer.getvalue(), err_buffer.getvalue())
 
 
 def audit_size() -> int:
@@ -110,17 +106,16 @@ def run_well_formed(raw: bytes) -> Run:
 
 
 def run_in_subprocess(raw: bytes, cwd: Path) -> Run:
-    started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "gate.hook"],
         input=raw,
         capture_output=True,
-        timeout=60,
+        timeout=support.HANG_S,
         cwd=cwd,
         env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     )
     FIGURES["subprocess"] += 1
-    return Run(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - started)
+    return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
 def event_name_of(raw: bytes) -> str | None:
@@ -133,10 +128,9 @@ def event_name_of(raw: bytes) -> str | None:
     return None
 
 
-def check_answer(raw: bytes, run: Run, budget: float = IN_PROCESS_BUDGET_S) -> dict[str, Any] | None:
-    """Exit 0, in time, and stdout empty or one JSON object of the shape the event allows."""
+def check_answer(raw: bytes, run: Run) -> dict[str, Any] | None:
+    """Exit 0, and stdout empty or one JSON object of the shape the event allows."""
     assert run.code == 0
-    assert run.seconds < budget, f"took {run.seconds:.2f}s"
     if not run.out:
         FIGURES["silent"] += 1
         return None
@@ -259,6 +253,8 @@ def make_transcripts(directory: Path, project: Path) -> dict[str, Path | str]:
     unreadable.chmod(0)
     made["unreadable"] = unreadable
     made["directory"] = directory
+    made["fifo"] = directory / "fifo.jsonl"  # opening it to read would wait for a writer that never comes
+    os.mkfifo(made["fifo"])
     made["missing"] = directory / "missing.jsonl"
     made["nul_in_path"] = str(directory / "bad\x00name.jsonl")
     made["relative"] = "transcript.jsonl"
@@ -474,7 +470,7 @@ def test_fuzzed_transcripts_never_break_the_hook(
 
 
 # --- the named nasty cases, each through every event ----------------------------------------------------------------
-def named_cases(world: dict[str, Any]) -> Iterator[tuple[str, bytes, float]]:
+def named_cases(world: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
     project = str(world["project"])
     big = "reserve account waterfall " + "x" * (BIG_MB * 1024 * 1024)
     for name in ("UserPromptSubmit", "Stop", "SessionStart", "PreCompact", "PreToolUse"):
@@ -483,37 +479,37 @@ def named_cases(world: dict[str, Any]) -> Iterator[tuple[str, bytes, float]]:
         for transcript, path in world["transcripts"].items():
             event = {**base, "transcript_path": str(path), "prompt": TOPICAL[0],
                      "last_assistant_message": "I fixed the rounding bug; the cause was ROUND_UP."}
-            yield f"{name}/transcript:{transcript}", encode(event, True), IN_PROCESS_BUDGET_S
-        yield f"{name}/prompt:10MB", encode({**base, "prompt": big, "last_assistant_message": big}, True), BIG_BUDGET_S
-        yield f"{name}/stdin:10MB-garbage", b"{" + b"\xff" * (BIG_MB * 1024 * 1024), BIG_BUDGET_S
+            yield f"{name}/transcript:{transcript}", encode(event, True)
+        yield f"{name}/prompt:10MB", encode({**base, "prompt": big, "last_assistant_message": big}, True)
+        yield f"{name}/stdin:10MB-garbage", b"{" + b"\xff" * (BIG_MB * 1024 * 1024)
         nested = b'{"hook_event_name":"' + name.encode() + b'","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
-        yield f"{name}/nested-100k", nested, BIG_BUDGET_S
-        yield f"{name}/nested-prompt", encode({**base, "prompt": {"a": [[[[TOPICAL[0]]]]]}}, True), IN_PROCESS_BUDGET_S
+        yield f"{name}/nested-100k", nested
+        yield f"{name}/nested-prompt", encode({**base, "prompt": {"a": [[[[TOPICAL[0]]]]]}}, True)
         for field in ("session_id", "cwd", "transcript_path", "prompt", "stop_hook_active", "source"):
             for wrong in (None, 0, 1.5, [], {}, True, "", "\x00", "\ud800"):
                 event = {**base, "transcript_path": str(world["transcripts"]["valid"]), "prompt": TOPICAL[1]}
                 event[field] = wrong
-                yield f"{name}/{field}={wrong!r}", encode(event, False), IN_PROCESS_BUDGET_S
+                yield f"{name}/{field}={wrong!r}", encode(event, False)
         for missing in ("session_id", "cwd", "transcript_path", "hook_event_name"):
             event = {**base, "transcript_path": str(world["transcripts"]["valid"]), "prompt": TOPICAL[2]}
             del event[missing]
-            yield f"{name}/missing:{missing}", encode(event, True), IN_PROCESS_BUDGET_S
+            yield f"{name}/missing:{missing}", encode(event, True)
         surrogate_prompt = {**base, "prompt": "waterfall \ud800\udfff reserve \udc80 account",
                             "session_id": "sur-" + name}
-        yield f"{name}/lone-surrogates", encode(surrogate_prompt, False), IN_PROCESS_BUDGET_S
+        yield f"{name}/lone-surrogates", encode(surrogate_prompt, False)
         invalid = encode({**base, "prompt": TOPICAL[0]}, False).replace(b"waterfall", b"water\xfe\xfffall")
-        yield f"{name}/invalid-utf8", invalid, IN_PROCESS_BUDGET_S
-        yield f"{name}/bom", b"\xef\xbb\xbf" + encode({**base, "prompt": TOPICAL[0]}, True), IN_PROCESS_BUDGET_S
-        yield f"{name}/two-objects", encode(base, True) + b"\n" + encode(base, True), IN_PROCESS_BUDGET_S
+        yield f"{name}/invalid-utf8", invalid
+        yield f"{name}/bom", b"\xef\xbb\xbf" + encode({**base, "prompt": TOPICAL[0]}, True)
+        yield f"{name}/two-objects", encode(base, True) + b"\n" + encode(base, True)
 
 
 @pytest.mark.slow
 def test_named_nasty_inputs_in_process(world: dict[str, Any]) -> None:
     failures = []
-    for label, raw, budget in named_cases(world):
+    for label, raw in named_cases(world):
         try:
             well_formed = isinstance(event_name_of(raw), str) and "missing:hook_event_name" not in label
-            check_answer(raw, run_well_formed(raw) if well_formed else run_in_process(raw), budget)
+            check_answer(raw, run_well_formed(raw) if well_formed else run_in_process(raw))
         except AssertionError as error:
             failures.append(f"{label}: {error}")
         FIGURES["named"] += 1
@@ -524,7 +520,7 @@ def test_named_nasty_inputs_in_process(world: dict[str, Any]) -> None:
 def test_bad_transcripts_fall_back_and_do_not_fail_open(world: dict[str, Any]) -> None:
     """A transcript that cannot be read is the transcript's problem, not the hook's: the Stop gate still reads
     the last assistant message (a fix here, so it blocks) and nothing is logged as a failure."""
-    for transcript in ("directory", "missing", "unreadable", "binary", "empty", "nul_in_path", "relative"):
+    for transcript in ("directory", "fifo", "missing", "unreadable", "binary", "empty", "nul_in_path", "relative"):
         path = world["transcripts"][transcript]
         event = {"session_id": f"fallback-{transcript}", "transcript_path": str(path), "cwd": str(world["project"]),
                  "hook_event_name": "Stop", "stop_hook_active": False,
@@ -608,12 +604,12 @@ def test_sample_in_real_processes(world: dict[str, Any]) -> None:
         event = {"session_id": f"fifo-{name}", "transcript_path": str(fifo), "cwd": str(world["project"]),
                  "hook_event_name": name, "prompt": TOPICAL[0], "stop_hook_active": False,
                  "last_assistant_message": "I fixed the rounding bug; the cause was ROUND_UP."}
-        wanted.append((f"{name}/transcript:fifo", encode(event, True), PROCESS_BUDGET_S))
+        wanted.append((f"{name}/transcript:fifo", encode(event, True)))
     failures = []
-    for label, raw, budget in wanted:
+    for label, raw in wanted:
         try:
             run = run_in_subprocess(raw, world["project"])
-            check_answer(raw, run, max(budget, PROCESS_BUDGET_S))
+            check_answer(raw, run)
             assert b"Traceback" not in run.err, run.err[-500:]
         except (AssertionError, subprocess.TimeoutExpired) as error:
             failures.append(f"{label}: {error!s:.300}")
@@ -634,12 +630,17 @@ def test_remember_with_unusable_anchor_paths(project: Path, gate: Callable[..., 
 
 
 # --- oversized memories ---------------------------------------------------------------------------------------------
-def test_oversized_memories_are_refused_and_a_huge_pulled_file_does_not_slow_the_hooks(
-    project: Path, gate: Callable[..., tuple[int, str, str]]
+def test_oversized_memories_are_refused_and_a_huge_pulled_file_is_never_parsed_by_a_hook(
+    project: Path, gate: Callable[..., tuple[int, str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A 10 MB body is no memory: refused at write. A 20 MB file pulled into the team store (by mistake or on
-    purpose) is skipped as corrupt: before, every recall that hit it took seconds and hundreds of MB."""
+    purpose) is skipped as corrupt without being parsed: before, every recall that hit it took seconds and
+    hundreds of MB. What a hook parses is counted, not timed."""
+    import tomllib
+
     import tomli_w
+
+    from gate.memory.files import MAX_FILE_BYTES
 
     code, out, err = gate("remember", "Reserve waterfall with a giant body", "--body", "-",
                           stdin="reserve waterfall detail " * 400_000)
@@ -651,18 +652,42 @@ def test_oversized_memories_are_refused_and_a_huge_pulled_file_does_not_slow_the
     team.mkdir(parents=True)
     record = {"id": "team-huge", "kind": "gotcha", "title": "Reserve waterfall huge note", "status": "active",
               "scope": "team", "source": "agent", "project": "", "created": "2025-01-01T00:00:00Z",
-              "updated": "2025-01-01T00:00:00Z", "session": "", "tags": [], "paths": [], "triggers": [],
+              "updated": "2025-01-01T00:00:00Z", "session": "", "tags": [], "paths": ["src/**"], "triggers": [],
               "body": "reserve waterfall detail " * 800_000}
     (team / "team-huge.toml").write_text(tomli_w.dumps(record))
-    for n in range(3):
-        event = {"session_id": f"huge-{n}", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
-                 "prompt": "How does the reserve waterfall trigger?"}
-        raw = encode(event, True)
-        run = run_well_formed(raw)
-        answer = check_answer(raw, run, budget=3.0 if n == 0 else 1.0)
-        assert answer is not None
-        context = answer["hookSpecificOutput"]["additionalContext"]
-        assert kept in context and "team-huge" not in context
+    assert (team / "team-huge.toml").stat().st_size > 20 * MAX_FILE_BYTES
+
+    parsed: list[str] = []  # every TOML document the hooks parse: a file's name, or the size of a string
+    real_load, real_loads = tomllib.load, tomllib.loads
+
+    def load(handle: Any, **options: Any) -> dict[str, Any]:
+        parsed.append(Path(getattr(handle, "name", "?")).name)
+        return real_load(handle, **options)
+
+    def loads(text: str, **options: Any) -> dict[str, Any]:
+        parsed.append(f"{len(text)} chars")
+        return real_loads(text, **options)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(tomllib, "load", load)
+        patch.setattr(tomllib, "loads", loads)
+        for n in range(3):
+            event = {"session_id": f"huge-{n}", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+                     "prompt": "How does the reserve waterfall trigger?"}
+            raw = encode(event, True)
+            answer = check_answer(raw, run_well_formed(raw))
+            assert answer is not None
+            context = answer["hookSpecificOutput"]["additionalContext"]
+            assert kept in context and "team-huge" not in context
+        # the cue table reads the store too: a tool call and a session start
+        tool = {"session_id": "huge-tool", "cwd": str(project), "hook_event_name": "PreToolUse", "tool_name": "Read",
+                "tool_input": {"file_path": str(project / "src" / "ledger.py")}}
+        assert check_answer(encode(tool, True), run_well_formed(encode(tool, True))) is None
+        start = {"session_id": "huge-start", "cwd": str(project), "hook_event_name": "SessionStart",
+                 "source": "startup"}
+        check_answer(encode(start, True), run_well_formed(encode(start, True)))
+        assert "team-huge.toml" not in parsed
+        assert not [p for p in parsed if p.endswith(" chars") and int(p.split()[0]) > MAX_FILE_BYTES]
     code, out, err = gate("reindex")
     assert code == 0 and "team-huge" in err  # reported as skipped, not fatal
 

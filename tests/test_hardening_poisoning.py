@@ -213,10 +213,14 @@ def test_anchor_context_keeps_its_framing(project: Path, gate: Gate) -> None:
     answer = run_hook({"session_id": "poison-anchor", "cwd": str(project), "hook_event_name": "PreToolUse",
                        "tool_name": "Edit", "tool_input": {"file_path": str(project / "src" / "ledger.py")},
                        "tool_use_id": "toolu_1"})
-    if answer is None:
-        pytest.skip(f"the anchors gate did not fire ({last_audit()['reason']})")
+    # poisoned titles and bodies must not stop the cue: a gate that failed open here would be the very
+    # harm this file guards against, so no answer is a failure, not a skip
+    audit = last_audit()
+    assert answer is not None, f"the anchors gate did not answer: {audit['decision']} {audit['reason']}"
+    assert (audit["gate"], audit["decision"]) == ("anchors", "fired")
+    delivered = audit["delivered"]
+    assert "team-anchor" in delivered and len(delivered) == 2  # the poisoned private gotcha and the team one
     text = answer["hookSpecificOutput"]["additionalContext"]
-    delivered = last_audit()["delivered"]
     check_framing(text, "anchors", "MEMORY:", delivered)
 
 

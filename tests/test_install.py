@@ -24,7 +24,7 @@ import pytest
 
 from gate.install import jsonedit, wiring
 from gate.install.files import backup_dir_for
-from gate.paths import error_log_file
+from gate.paths import audit_log_file, error_log_file
 
 REPO = Path(__file__).resolve().parents[1]
 Gate = Callable[..., tuple[int, str, str]]
@@ -584,7 +584,13 @@ def test_launcher_notice_is_logged_once(project: Path, tmp_path: Path) -> None:
     assert "memory-gate plugin" in runs[0].stderr
 
 
-def test_launcher_runs_the_hook_when_ready(project: Path, tmp_path: Path) -> None:
+def test_launcher_runs_the_hook_when_ready(
+    project: Path, tmp_path: Path, gate: Callable[..., tuple[int, str, str]]
+) -> None:
+    # a standing directive: a SessionStart hook that ran answers with it, one that did not prints nothing
+    code, out, err = gate("remember", "Run the payments suite before every push", "--kind", "directive", "--json")
+    assert code == 0, err
+    directive = json.loads(out)["id"]
     data = tmp_path / "plugin-data"
     bin_dir = data / "venv" / "bin"
     bin_dir.mkdir(parents=True)
@@ -593,13 +599,23 @@ def test_launcher_runs_the_hook_when_ready(project: Path, tmp_path: Path) -> Non
     shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
     shim.chmod(0o755)
     (data / "venv" / ".gate-ready").write_text(f"{REPO}\n")
-    event = _synthetic(project, "SessionStart", source="startup")
-    proc = _launcher(REPO, data, {}, event)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "" or isinstance(json.loads(proc.stdout), dict)
+
+    def started(session: str, proc: subprocess.CompletedProcess) -> None:
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout, f"no answer: the launcher did not run the hook ({proc.stderr!r})"
+        context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert directive in context
+        audit = [json.loads(line) for line in Path(audit_log_file()).read_text().splitlines()]
+        (record,) = [r for r in audit if r.get("session") == session]
+        assert (record["event"], record["decision"], record["delivered"]) == ("SessionStart", "fired", [directive])
+
+    event = {**_synthetic(project, "SessionStart", source="startup"), "session_id": "launcher-venv"}
+    started("launcher-venv", _launcher(REPO, data, {}, event))
     # GATE_PYTHON wins over everything (an environment managed by hand).
+    event = {**event, "session_id": "launcher-gate-python"}
     proc = _launcher(REPO, tmp_path / "elsewhere", {"GATE_PYTHON": sys.executable}, event)
-    assert proc.returncode == 0 and not (tmp_path / "elsewhere").exists()
+    started("launcher-gate-python", proc)
+    assert not (tmp_path / "elsewhere").exists()
 
 
 # --- the plugin through the real CLI: marketplace add, install, first-use setup, recall ----------------------

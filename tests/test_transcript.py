@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -243,13 +242,11 @@ def test_large_file_reads_only_the_end(tmp_path: Path, monkeypatch: pytest.Monke
             return data
 
     monkeypatch.setattr(tr, "open", lambda p, mode="r": Spy(real_open(p, mode)), raising=False)
-    started = time.perf_counter()
     turn = read_turn(str(path))
-    elapsed = time.perf_counter() - started
     assert turn.prompt == "the last prompt"
     assert turn.touched_files() == ["/new/file.py"]
-    assert sum(read_sizes) <= 2 * tr.BLOCK_SIZE
-    assert elapsed < 0.5
+    # what it read, counted (not timed): the turn came through the spy, and a block or two of the 20 MB
+    assert read_sizes and sum(read_sizes) <= 2 * tr.BLOCK_SIZE
 
 
 def test_garbage_only_file(tmp_path: Path) -> None:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from gate.errors import ValidationError
-from gate.memory import cue_build, cues
+from gate.gates import anchors
+from gate.memory import cues
 from gate.memory import triggers as trig
 from gate.memory.model import Memory
 from gate.paths import ProjectPaths
@@ -146,10 +151,13 @@ def test_command_regexes_are_prefiltered_by_a_literal_they_need(
     pattern: str, needs: list | None, command: str, matches: bool
 ) -> None:
     assert trig.required_literal(pattern) == needs
-    if needs and matches:
-        text, ignore = needs
-        assert text in (command.lower() if ignore else command)
     assert bool(re.search(pattern, command)) is matches
+    # the anchors gate's own matcher, prefilter included, agrees with the regex (the hook-level check of the
+    # same cases is in test_anchors.py)
+    touch = anchors.Touch("Bash")
+    touch.command = command
+    tools = load_rules("triggers")["tools"]
+    assert anchors._tool_match(trig.parse(f"command:{pattern}").to_json(), touch, tools) is matches
 
 
 def test_times_and_windows() -> None:
@@ -220,15 +228,99 @@ def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> N
     assert not (Path(cues.table_dir(paths)) / cues.shard_name("docs")).exists()
 
 
-def test_a_large_store_is_rebuilt_in_the_background(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def large_store(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ProjectPaths, dict[str, list[str]]]:
+    """A store the hook may not rebuild itself (every store counts as large), holding one path gotcha."""
     paths = ProjectPaths.for_cwd(project)
     rules = load_rules("triggers", project)
-    defaults = {k: list(v) for k, v in rules["defaults"].items()}  # what the builder reads
     _write(Path(paths.private_store), "m-gotcha", "gotcha", paths=["src/db/**"])
+    # written a minute ago: a directory changed in the last moments is rescanned on the next call anyway
+    written = time.time_ns() - 60 * 1_000_000_000
+    os.utime(paths.private_store, ns=(written, written))
     monkeypatch.setattr(cues, "INLINE_FILES", 0)
-    spawned: list[ProjectPaths] = []
-    monkeypatch.setattr(cue_build, "spawn_rebuild", spawned.append)
-    table = cues.load(paths, defaults)  # no table yet: nothing fires until the builder is done
-    assert spawned == [paths] and table.path_triggers("src/db/x.py") == []
-    assert cue_build.main([str(project)]) == 0  # what the detached builder runs
-    assert [m for m, _, _ in cues.load(paths, defaults).path_triggers("src/db/x.py")] == ["m-gotcha"]
+    return paths, cues.defaults_from(rules)  # the defaults the detached builder reads for itself
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch) -> list[tuple[subprocess.Popen, dict]]:
+    """Every process started through subprocess.Popen, started for real: a spy, not a stub."""
+    started: list[tuple[subprocess.Popen, dict]] = []
+    real = subprocess.Popen
+
+    def spy(*args: object, **kwargs: object) -> subprocess.Popen:
+        proc = real(*args, **kwargs)  # type: ignore[call-overload]
+        started.append((proc, kwargs))
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", spy)
+    return started
+
+
+def hold_build_lock(paths: ProjectPaths) -> int:
+    """Take the cue table's build lock as a running builder holds it; close the descriptor to release."""
+    directory = Path(cues.table_dir(paths))
+    directory.mkdir(parents=True, exist_ok=True)
+    lock_fd = os.open(directory / "build.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock_fd, fcntl.LOCK_EX)
+    return lock_fd
+
+
+def fired(paths: ProjectPaths, defaults: dict[str, list[str]]) -> list[str]:
+    return [m for m, _, _ in cues.load(paths, defaults).path_triggers("src/db/x.py")]
+
+
+def test_a_large_store_is_rebuilt_by_a_detached_process(
+    large_store: tuple[ProjectPaths, dict[str, list[str]]], spawned: list[tuple[subprocess.Popen, dict]]
+) -> None:
+    paths, defaults = large_store
+    head = Path(cues.table_dir(paths)) / "head.json"
+    # while a builder holds the lock, a tool call starts no other one
+    lock_fd = hold_build_lock(paths)
+    try:
+        assert fired(paths, defaults) == []
+    finally:
+        os.close(lock_fd)
+    assert spawned == [] and not head.exists()
+    # no table yet and none running: the hook starts one and goes on without waiting
+    assert fired(paths, defaults) == []
+    assert len(spawned) == 1, "no builder started"
+    (builder, options), = spawned
+    assert builder.args == [sys.executable, "-m", "gate.memory.cue_build", paths.root]
+    assert os.getsid(builder.pid) == builder.pid  # its own session: a hook timeout does not take it down
+    for stream in ("stdin", "stdout", "stderr"):  # Claude Code waits for the hook's stdout to close
+        assert options[stream] == subprocess.DEVNULL
+    assert builder.wait(timeout=120) == 0  # the timeout only guards against a hang
+    assert head.exists()
+    assert fired(paths, defaults) == ["m-gotcha"]
+    assert len(spawned) == 1  # built: the next call reads the shards, starts nothing
+
+
+def blocked_on(lock: Path, pid: int) -> bool:
+    """Whether process `pid` waits for a lock on the file `lock` (Linux: blocked requests in /proc/locks)."""
+    inode = os.stat(lock).st_ino
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "->" and fields[5] == str(pid) and fields[6].endswith(f":{inode}"):
+            return True
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="seeing a process wait for a lock needs /proc/locks")
+def test_the_detached_builder_waits_for_a_builder_at_work(
+    large_store: tuple[ProjectPaths, dict[str, list[str]]]
+) -> None:
+    paths, defaults = large_store
+    head = Path(cues.table_dir(paths)) / "head.json"
+    lock_fd = hold_build_lock(paths)
+    try:
+        builder = subprocess.Popen([sys.executable, "-m", "gate.memory.cue_build", paths.root])
+        deadline = time.monotonic() + 120  # only guards against a hang
+        while not blocked_on(Path(cues.table_dir(paths)) / "build.lock", builder.pid):
+            assert builder.poll() is None, "the builder ran while another held the lock"
+            assert time.monotonic() < deadline, "the builder never reached the lock"
+            time.sleep(0.02)
+        assert not head.exists()
+    finally:
+        os.close(lock_fd)
+    assert builder.wait(timeout=120) == 0
+    assert fired(paths, defaults) == ["m-gotcha"]

@@ -85,6 +85,8 @@ def _read_file(path: str) -> dict[str, Any] | None:
 
     try:
         with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size > scan.MAX_FILE_BYTES:
+                return None  # not a memory (the index skips it as corrupt); parsing it would stall the hook
             data = tomllib.load(handle)
     except (OSError, ValueError):
         return None

@@ -14,12 +14,8 @@ from pathlib import Path
 
 from gate.errors import GateError, ValidationError
 from gate.memory.model import Memory
-from gate.memory.scan import SUFFIX, TEMP_PREFIX, scan_dir
+from gate.memory.scan import MAX_FILE_BYTES, SUFFIX, TEMP_PREFIX, scan_dir
 from gate.paths import ensure_private_dir
-
-# A valid memory (title and body within their limits) is far smaller; a bigger file — pulled into the team store
-# by mistake or on purpose — is not parsed and indexed, where every recall that hit it would pay for it.
-MAX_FILE_BYTES = 1_000_000
 
 
 class CorruptMemoryFile(GateError):

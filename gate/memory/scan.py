@@ -11,6 +11,9 @@ from collections.abc import Iterator
 
 SUFFIX = ".toml"
 TEMP_PREFIX = ".tmp-"
+# A valid memory (title and body within their limits) is far smaller; a bigger file — pulled into the team store
+# by mistake or on purpose — is parsed by no reader (index, cue table), where every hook that met it would pay.
+MAX_FILE_BYTES = 1_000_000
 # A directory mtime younger than this is not trusted yet: a second write within the same timestamp tick
 # would not move it. Fine-grained filesystems tick every few ms; one whose mtimes are whole seconds
 # (some network and FAT-style filesystems) needs a window of its own granularity.

@@ -8,8 +8,8 @@ Transcript paths are relative to `--root DIR`, else to FILE's directory. Four ki
   {"transcript": T, "turn": LINE, "block": true, "kind": "fix"} write-back: should the turn's Stop block?
   {"store": FILE.jsonl, "transcripts": [T, …]}                  replay these against a throwaway store
 
-LINE is the 1-based line of the prompt in the transcript (for "turn": the prompt that opened the turn; its first
-Stop is the one judged). "shift" and "memories" may share a line. A store line makes those transcripts replay
+LINE is the 1-based line of the prompt in the transcript (for "turn": the prompt that opened the turn, 0 for what
+a transcript holds before its first prompt; the turn's first Stop is the one judged). "shift" and "memories" may share a line. A store line makes those transcripts replay
 against a store built from FILE (`gate export` JSON lines), holding only the memories created before the
 session's first timestamp: the memories of its project's earlier sessions. Without store lines, the current
 store is used.
@@ -52,9 +52,9 @@ def _resolve(base: str, path: Any, where: str, field: str) -> str:
     return os.path.normpath(os.path.join(base, path))
 
 
-def _line_number(value: Any, where: str, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValidationError(f"{where}: {field} must be a line number (1 or more)")
+def _line_number(value: Any, where: str, field: str, least: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValidationError(f"{where}: {field} must be a line number ({least} or more)")
     return value
 
 
@@ -104,7 +104,7 @@ def load_labels(path: str, root: str | None = None) -> Labels:
                     raise ValidationError(f"{where}: memories must be a list of memory ids")
                 labels.memories[key] = memories
         elif "turn" in item:
-            key = (transcript, _line_number(item["turn"], where, "turn"))
+            key = (transcript, _line_number(item["turn"], where, "turn", least=0))
             if not isinstance(item.get("block"), bool):
                 raise ValidationError(f"{where}: a turn label needs \"block\": true or false")
             kind = item.get("kind", "")

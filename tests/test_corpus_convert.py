@@ -586,18 +586,19 @@ def test_conversation_log_keeps_inputs_and_writes_no_results(tmp_path: Path) -> 
     assert name == "conversation-log"
     echo = "<command-name>/model</command-name>\n            <command-message>model</command-message>\n" \
            "            <command-args></command-args>"
+    day = "2025-03-04T09:05:01"  # the log's Date: every line carries it (no time per message)
     expected = [
-        user(CAVEAT, isMeta=True),
-        user(echo),
-        user("<local-command-stdout>Set model to Default</local-command-stdout>"),
-        user("Check the README links.\n\nThen fix them."),
-        assistant(text("I'll check them.")),
-        assistant(call("toolu_export_00001", "Read", {"file_path": "/srv/demo/README.md"})),
+        user(CAVEAT, ts=day, isMeta=True),
+        user(echo, ts=day),
+        user("<local-command-stdout>Set model to Default</local-command-stdout>", ts=day),
+        user("Check the README links.\n\nThen fix them.", ts=day),
+        assistant(text("I'll check them."), ts=day),
+        assistant(call("toolu_export_00001", "Read", {"file_path": "/srv/demo/README.md"}), ts=day),
         assistant(call("toolu_export_00002", "Bash", {"command": "grep -n '](' README.md",
-                                                      "description": "List the links"})),
-        user([text("[Request interrupted by user]")]),
-        user("only the docs/ links"),
-        assistant(text("Two docs/ links are broken.")),
+                                                      "description": "List the links"}), ts=day),
+        user([text("[Request interrupted by user]")], ts=day),
+        user("only the docs/ links", ts=day),
+        assistant(text("Two docs/ links are broken."), ts=day),
     ]
     assert_lines(data, expected)
     assert (counts.prompts, counts.commands, counts.tool_calls, counts.tool_results) == (2, 1, 2, 0)

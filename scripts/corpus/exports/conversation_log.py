@@ -13,7 +13,7 @@
     ---
 
 Every section is one transcript line; a tool call keeps its full input, never its result, so no tool_result
-line is written. There is no per-message time. Some logs are indented by two columns throughout, with `✎ `
+line is written. There is no per-message time: every line carries the session's date. Some logs are indented by two columns throughout, with `✎ `
 in place of the indent on some lines (an editor's mark): both are removed.
 """
 
@@ -65,6 +65,9 @@ def convert(text: str, writer_for: WriterFactory) -> TranscriptWriter:
     text = _dedent(text)
     session = re.search(r"^Session ID: (\S+)", text, re.MULTILINE)
     writer = writer_for(session.group(1) if session else "", None)
+    date = re.search(r"^Date: (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)", text, re.MULTILINE)
+    if date:  # no time per message: every line carries the session's, which orders the sessions
+        writer.default_timestamp = f"{date.group(1)}T{date.group(2)}"
     headings = list(_HEADING.finditer(text))
     for index, heading in enumerate(headings):
         end = headings[index + 1].start() if index + 1 < len(headings) else len(text)

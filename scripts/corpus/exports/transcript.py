@@ -85,6 +85,8 @@ class TranscriptWriter:
         self._expansion_due = False  # the last user line was a bare prompt-command echo
         # False when the exporter left out every isMeta line: then no line it kept was one.
         self.infer_meta = True
+        # The time every line carries when the export gives none per message (the session's date, if known).
+        self.default_timestamp: str | None = None
 
     # -- lines ------------------------------------------------------------------------------------------
 
@@ -97,6 +99,7 @@ class TranscriptWriter:
         entry["type"] = kind
         entry.update(body)
         entry["uuid"] = line_uuid
+        timestamp = timestamp or self.default_timestamp
         if timestamp:
             entry["timestamp"] = timestamp
         self.entries.append(entry)

@@ -25,6 +25,26 @@ CAMEL = r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])
 _IDENT = re.compile(r"\b[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b")
 
 
+# Scripts written without spaces between words (Han, kana, Hangul): a run of them is cut into overlapping
+# two-character pieces, the usual way to search such text without a dictionary ("確認檔案" -> "確認 認檔 檔案"),
+# and set apart from the Latin words beside it ("看一下config" -> "看一 一下 config").
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+
+def _bigrams(match: re.Match[str]) -> str:
+    run = match.group(0)
+    if len(run) == 1:
+        return f" {run} "
+    return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
+
+
+def prepare(text: str) -> str:
+    """Text as both analyses read it: unspaced scripts cut into pairs, camelCase identifiers expanded."""
+    if not text.isascii():
+        text = _UNSPACED.sub(_bigrams, text)
+    return expand_identifiers(text)
+
+
 def expand_identifiers(text: str) -> str:
     """Append the parts of camelCase identifiers so both the whole and its parts are searchable."""
     idents = _IDENT.findall(text)
@@ -73,4 +93,4 @@ def terms(text: str) -> list[str]:
     if not text:
         return []
     _, min_len, _ = text_rules()
-    return [token for token in tokens(expand_identifiers(text)) if len(token) >= min_len and not token.isdigit()]
+    return [token for token in tokens(prepare(text)) if len(token) >= min_len and not token.isdigit()]

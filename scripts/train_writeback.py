@@ -47,6 +47,25 @@ def collect(labels_path: str, root: str | None) -> list[tuple[str, dict[str, flo
         return rows
 
 
+def synthetic(directory: Path) -> list[tuple[str, dict[str, float], bool]]:
+    """The product's own labelled Stop turns (tests/data/stop_turns): behaviours the gate must keep, learned
+    alongside the real sessions so the weights cannot trade them away."""
+    import tomllib
+
+    from gate.gates.evidence import find_evidence
+    from gate.gates.signals import turn_signals
+    from gate.rules import load_rules
+    from gate.session.transcript import read_turn
+
+    rules = load_rules("writeback")
+    rows = []
+    for item in tomllib.loads((directory / "labels.toml").read_text(encoding="utf-8"))["turn"]:
+        turn = read_turn(str(directory / item["file"]), previous_reply=True)
+        features = {**find_evidence(turn, rules).features, **turn_signals(turn, rules)}
+        rows.append(("synthetic", features, item["label"] == "block"))
+    return rows
+
+
 def vetoed(features: dict[str, float], rules: Any) -> bool:
     from gate.gates.verdict import decide
 
@@ -109,11 +128,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--l2", type=float, default=0.05)
     parser.add_argument("--beta", type=float, default=0.5)
     parser.add_argument("--write", type=Path, help="write the learned [score] tables to this TOML file")
+    parser.add_argument("--with-unit-turns", type=Path, metavar="DIR",
+                        help="also learn from a labelled set of the product's own (tests/data/stop_turns)")
     args = parser.parse_args(argv)
 
     from gate.rules import load_rules
 
     rows = collect(args.labels, args.root)
+    if args.with_unit_turns:
+        rows += synthetic(args.with_unit_turns)
     rules = load_rules("writeback")
     live = [(owner, f, y) for owner, f, y in rows if not vetoed(f, rules)]
     vetoes = rules.get("score", {}).get("vetoes", [])

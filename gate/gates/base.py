@@ -14,6 +14,7 @@ TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are 
 if TYPE_CHECKING:
     from typing import Any
 
+    from gate.memory.cues import Table
     from gate.memory.index import MemoryIndex
     from gate.paths import ProjectPaths
 
@@ -46,6 +47,13 @@ class HookContext:
 
     def rules(self, name: str) -> dict[str, Any]:
         return load_rules(name, self.paths.root, self.rules_overlay)
+
+    @cached_property
+    def cue_table(self) -> Table:
+        """The project's cue table (gate/memory/cues.py), loaded once per event whoever asks first."""
+        from gate.memory import cues
+
+        return cues.load(self.paths, cues.defaults_from(self.rules("triggers")))
 
     @cached_property
     def index(self) -> MemoryIndex:

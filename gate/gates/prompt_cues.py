@@ -12,7 +12,6 @@ import re
 import time
 
 from gate.gates.base import HookContext, Outcome, additional_context
-from gate.memory import cues
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
 from gate.textproc import terms  # loaded already: the recall gate's topic check uses it
@@ -40,7 +39,7 @@ def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     if not isinstance(prompt, str) or outcome.reason == "SKIP_MUTED" or muted_by(ctx.paths, ledger.muted):
         return outcome
     rules = ctx.rules("triggers")
-    found = cues.load(ctx.paths, cues.defaults_from(rules)).event("prompt")
+    found = ctx.cue_table.event("prompt")
     if not found:
         return outcome
     prompt = prompt[:6000]
@@ -106,6 +105,6 @@ def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
 def withheld(ctx: HookContext) -> set[str]:
     """Memories outside every one of their time windows (expired, not yet due): no gate delivers them now."""
     try:
-        return cues.load(ctx.paths, cues.defaults_from(ctx.rules("triggers"))).withheld(time.time())
+        return ctx.cue_table.withheld(time.time())
     except Exception:  # the recall gate must not fail because of the cue table
         return set()

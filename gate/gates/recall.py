@@ -17,12 +17,59 @@ TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are 
 if TYPE_CHECKING:
     from typing import Any
 
+    from gate.memory.cues import PairFilter
     from gate.memory.search import Hit
 
 
 def _passes_floor(hit: Hit, query_size: int, floor: dict[str, Any]) -> bool:
     needed = 1 if query_size <= int(floor.get("short_prompt_terms", 2)) else int(floor.get("min_matched_terms", 2))
     return len(hit.matched) >= needed
+
+
+def _pair_filter(ctx: HookContext) -> PairFilter | None:
+    try:
+        return ctx.cue_table.pairs()
+    except Exception:  # the cue table must not cost the recall gate its answer
+        return None
+
+
+MAX_SPENT_PAIRS = 4000
+
+
+def _pair(first: str, second: str) -> str:
+    return f"{first} {second}" if first <= second else f"{second} {first}"
+
+
+def _named_pairs(pairs: PairFilter | None, query: list[str], spent: set[str], most_terms: int = 24) -> int:
+    """How many pairs of the query's terms name some memory together (0 without a filter), leaving out the
+    pairs that name a memory already delivered in this window."""
+    if pairs is None:
+        return 0
+    terms = query[:most_terms]
+    return sum(
+        1 for i, a in enumerate(terms) for b in terms[i + 1 :]
+        if _pair(a, b) not in spent and pairs.named_together(a, b)
+    )
+
+
+def _spend(ledger: Ledger, records: list[dict[str, Any]]) -> None:
+    """Remember the pairs of terms that name what was just delivered."""
+    from gate.memory.cues import named_terms
+
+    spent = dict.fromkeys(ledger.spent_pairs)
+    for record in records:
+        found = sorted(named_terms(record))
+        spent.update((_pair(a, b), None) for i, a in enumerate(found) for b in found[i + 1 :])
+    ledger.spent_pairs = list(spent)[-MAX_SPENT_PAIRS:]
+
+
+def _named(hit: Hit, query: list[str], relevance: dict[str, Any]) -> bool:
+    """Does the memory's title, tags or cues hold enough of the prompt's terms?"""
+    from gate.textproc import terms as text_terms
+
+    record = hit.record
+    named = set(text_terms(f"{record['title']} {' '.join(record.get('tags', []))} {record.get('cues', '')}"))
+    return sum(1 for t in query if t in named) >= int(relevance.get("min_named_terms", 2))
 
 
 def render(
@@ -82,14 +129,27 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     previous = previous_turn(ctx.transcript_path, end=ctx.transcript_end)
     touched = previous.touched_files()
     forced = ledger.force_shift
-    verdict = topic.assess(prompt, None if forced else record, touched, rules, previous.text)
-    ledger.topic = topic.update(record, prompt, rules, touched).to_dict()
+    cwd = ctx.event.get("cwd")  # (replayed: the recorded session's folder, whose words fill its prompts)
+    noise = topic.project_words(ctx.paths.root) | topic.project_words(cwd if isinstance(cwd, str) else "")
+    pairs = _pair_filter(ctx)
+    if pairs is not None:
+        noise = noise | pairs.common  # words most memories share name none of them
+    verdict = topic.assess(prompt, None if forced else record, touched, rules, previous.text, noise)
+    ledger.topic = topic.update(record, prompt, rules, touched, noise).to_dict()
     extra: dict[str, Any] = {"novelty": verdict.novelty, "terms": verdict.terms, "shift": verdict.shift}
     if verdict.reason == "trivial":
         return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall", extra=extra)
+    relevance = ctx.rules("recall").get("relevance", {})
+    query = topic.query_terms(prompt, rules, noise)
     if not verdict.shift:
-        return Outcome("skipped", "SKIP_NO_SHIFT", gate="recall", extra=extra)
-    ledger.force_shift = ""
+        # No shift: memory is worth a look only when some memory is named by two of the prompt's terms together
+        # (the pair filter answers without the index; a follow-up that names nothing costs no search).
+        named = _named_pairs(pairs, query, set(ledger.spent_pairs)) if relevance.get("enabled", False) else 0
+        if not named:
+            return Outcome("skipped", "SKIP_NO_SHIFT", gate="recall", extra=extra)
+        extra["named_pairs"] = named
+    if verdict.shift:
+        ledger.force_shift = ""
     index = ctx.index
     index.catch_up_for_hook()
     if not index.exists():
@@ -98,9 +158,17 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     max_hits = int(ctx.settings.get("recall_max_hits", 5))
     from gate.memory.search import search  # only on a shift: a follow-up prompt never pays for it
 
-    result = search(index, prompt, limit=max_hits, exclude=set(ledger.delivered) | hidden)
+    result = search(
+        index, prompt, limit=max_hits, exclude=set(ledger.delivered) | hidden, terms=query, drop_common=True
+    )
     query_size = len(result.terms)
-    hits = [hit for hit in result.hits if _passes_floor(hit, query_size, floor)]
+    if verdict.shift:
+        hits = [hit for hit in result.hits if _passes_floor(hit, query_size, floor)]
+    else:  # no shift: only memories the prompt names in their title, tags or cues are worth interrupting for
+        hits = [hit for hit in result.hits if _named(hit, result.terms, relevance)]
+        if not hits:
+            extra["searched"] = "relevance"
+            return Outcome("skipped", "SKIP_NO_SHIFT", gate="recall", extra=extra)
     for candidate in result.candidates:
         if candidate.disposition == "ADMITTED" and candidate.id not in {h.id for h in hits}:
             candidate.disposition = "BELOW_TERM_FLOOR"
@@ -120,13 +188,16 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
         reason_code, reason_text = "FIRED_AFTER_COMPACTION", messages["reason_compact"]
     elif forced or verdict.reason == "first_prompt":
         reason_code, reason_text = "FIRED_SESSION_START", messages["reason_first"]
-    else:
+    elif verdict.shift:
         reason_code, reason_text = "FIRED_TOPIC_SHIFT", messages["reason_shift"]
+    else:
+        reason_code, reason_text = "FIRED_RELEVANT", messages.get("reason_relevant", messages["reason_shift"])
     from gate.render import budget_chars
 
     limit = budget_chars(int(ctx.settings.get("recall_budget_tokens", 1500)))
     text, kept, dropped = render(reason_text, verdict.terms, hits, related, ctx, limit)
     ledger.mark_delivered(kept)
+    _spend(ledger, [h.record for h in hits if h.id in kept])
     ledger.injected_chars += len(text)
     return Outcome(
         "fired",

@@ -150,6 +150,8 @@ def is_trivial(prompt: str, rules: Rules) -> bool:
     text = (prompt or "").strip()
     if not text or (text.startswith("/") and re.match(_SLASH_COMMAND, text)):
         return True
+    if text.startswith("<") and text.startswith(tuple(_section(rules, "trivial").get("prefixes", []))):
+        return True  # written by a program (a task notification), not by the user
     if _only_numbers(text):
         return True
     section = _section(rules, "trivial")
@@ -173,14 +175,54 @@ def _is_identifier(word: str) -> bool:
     return expand_identifiers(word) != word
 
 
-def _prompt_terms(prompt: str, rules: Rules) -> list[str]:
+# A file path written in a prompt (POSIX or Windows, two separators or more): only its last few components
+# name the subject; the rest (drive, home, the project's own folders) is the same in every prompt.
+_PROMPT_PATH = r"(?:[A-Za-z]:)?(?:[\\/][^\s\\/:*?\"<>|]+){2,}[\\/]?"
+
+
+def _last_components(match: re.Match[str], keep: int) -> str:
+    parts = [p for p in _PATH_SPLIT.split(match.group(0)) if p]
+    return " " + " ".join(parts[-keep:]) + " "
+
+
+def without_long_paths(text: str, keep: int = 3) -> str:
+    """The text with each file path cut to its last `keep` components."""
+    if "/" not in text and "\\" not in text:
+        return text
+    return re.sub(_PROMPT_PATH, lambda m: _last_components(m, keep), text)
+
+
+def _prompt_terms(prompt: str, rules: Rules, noise: frozenset[str] = frozenset()) -> list[str]:
     """The prompt's terms; a split identifier counts through its parts only ("reserveAccount" is
-    "reserve" + "account"), so it neither weighs triple nor looks new when its words are known."""
+    "reserve" + "account"), so it neither weighs triple nor looks new when its words are known. Paths are cut
+    to their last components; `noise` (the project's own folder names, words every memory shares) and the
+    rules' noise words are left out: they stand in every prompt and say nothing about its subject."""
     limit = int(_num(rules, "shift", "max_prompt_chars", 6000))
-    text = prompt[:limit]
+    text = without_long_paths(prompt[:limit], int(_num(rules, "files", "components", 3)))
     wholes = {stem for word in _WORD.findall(text) if _is_identifier(word) for stem in _stem_word(word.lower())}
-    noise = _noise(rules)
-    return [t for t in terms(text) if t not in wholes and t not in noise]
+    dropped = _noise(rules) | noise
+    return [t for t in terms(text) if t not in wholes and t not in dropped]
+
+
+def query_terms(prompt: str, rules: Rules, noise: frozenset[str] = frozenset(), limit: int = 32) -> list[str]:
+    """What the recall gate searches memory for: the prompt's distinct terms, paths cut short, the project's
+    noise and the rules' weak words left out (they match every memory and crowd out the ones that matter)."""
+    weak = _weak(rules)
+    seen: dict[str, None] = {}
+    for term in _prompt_terms(prompt, rules, noise):
+        if term not in weak:
+            seen.setdefault(term, None)
+    return list(seen)[:limit]
+
+
+@cache
+def project_words(root: str) -> frozenset[str]:
+    """Terms of the project's own path (home directory included): in every path a prompt pastes, never a
+    subject ("C:\\Users\\me\\work\\shop\\addons\\sale" is about "sale")."""
+    words: set[str] = set()
+    for part in _PATH_SPLIT.split(root):
+        words.update(terms(_PATH_PART.sub(" ", part)))
+    return frozenset(words)
 
 
 def path_terms(paths: Iterable[str], rules: Rules) -> set[str]:
@@ -278,14 +320,17 @@ def assess(
     touched_files: Iterable[str],
     rules: Rules,
     previous_text: str = "",
+    noise: frozenset[str] = frozenset(),
 ) -> ShiftVerdict:
-    """Shift or not. `previous_text` (optional): the last assistant reply, whose words a follow-up reuses."""
+    """Shift or not. `previous_text` (optional): the last assistant reply, whose words a follow-up reuses;
+    `noise`: terms of this project that say nothing about a prompt's subject."""
     if is_trivial(prompt, rules):
         return ShiftVerdict(False, "trivial", [], 0.0)
     weak = _weak(rules)
     weak_weight = _num(rules, "shift", "weak_weight", 0.25)
+    pair_weight = _num(rules, "shift", "pair_weight", 0.5)
     counts: dict[str, int] = {}
-    for term in _prompt_terms(prompt, rules):
+    for term in _prompt_terms(prompt, rules, noise):
         counts[term] = counts.get(term, 0) + 1
     if not counts:
         return ShiftVerdict(False, "trivial", [], 0.0)
@@ -302,7 +347,11 @@ def assess(
         context.setdefault(term, 1.0)
 
     # Weight per term: repeats count, but sub-linearly (a word said three times is not three topics).
-    weights = {t: (1.0 + math.log(c)) * (weak_weight if t in weak else 1.0) for t, c in counts.items()}
+    # A character pair of an unspaced script is half a word ("確認檔案" gives three pairs for two words).
+    weights = {
+        t: (1.0 + math.log(c)) * (weak_weight if t in weak else pair_weight if _is_pair(t) else 1.0)
+        for t, c in counts.items()
+    }
     new = {t for t in weights if not _known(t, context, min_prefix)}
     content = [t for t in weights if t not in weak]
     # Shared terms weigh known_weight times more: a follow-up adds new details, a new subject shares nothing.
@@ -324,7 +373,7 @@ def assess(
         return ShiftVerdict(False, "trivial", readable, round(novelty, 3), stems)
     if not record:
         return ShiftVerdict(True, "first_prompt", readable, 1.0, stems)
-    new_content = sum(1 for t in new if t not in weak)
+    new_content = sum(pair_weight if _is_pair(t) else 1.0 for t in new if t not in weak)
     threshold = _num(rules, "shift", "novelty_threshold", 0.8)
     min_new = int(_num(rules, "shift", "min_new_terms", 4))
 
@@ -348,8 +397,17 @@ def assess(
     return ShiftVerdict(shift, "topic_shift" if shift else "no_shift", readable, round(novelty, 3), stems)
 
 
+def _is_pair(term: str) -> bool:
+    """A two-character term beyond ASCII: a pair cut from unspaced text (gate.textproc.prepare)."""
+    return len(term) == 2 and not term.isascii()
+
+
 def update(
-    record: TopicRecord | None, prompt: str, rules: Rules | None = None, touched_files: Iterable[str] = ()
+    record: TopicRecord | None,
+    prompt: str,
+    rules: Rules | None = None,
+    touched_files: Iterable[str] = (),
+    noise: frozenset[str] = frozenset(),
 ) -> TopicRecord:
     """Decay the record one step and add the prompt's terms (and, lighter, the touched files' parts)."""
     if rules is None:
@@ -365,7 +423,7 @@ def update(
     weak = _weak(rules)
 
     weights = {t: w * decay for t, w in (record.weights if record else {}).items()}
-    for term in set(_prompt_terms(prompt, rules)):
+    for term in set(_prompt_terms(prompt, rules, noise)):
         if term not in weak:
             weights[term] = min(ceiling, weights.get(term, 0.0) + per_prompt)
     for term in path_terms(touched_files, rules):

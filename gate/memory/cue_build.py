@@ -35,6 +35,14 @@ KEEP = ("id", "kind", "title", "created", "updated", "source", "scope", "project
 FLAG_PATHS, FLAG_TRIGGERS, FLAG_ACTIVE = 1, 2, 4
 
 
+def _write_bytes(path: str, data: bytes) -> None:
+    temp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.replace(temp, path)
+
+
 def _write_json(path: str, data: dict[str, Any]) -> None:
     replace_file(path, json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
 
@@ -122,9 +130,9 @@ def _scan_scope(
         else:
             data = _read_file(join(directory, item.name))
             if data is None:
-                files[item.name] = [*signature, None, "", 0]
+                files[item.name] = [*signature, None, "", 0, []]
                 continue
-            summary = [*signature, data["id"], data["kind"], _flags(data)]
+            summary = [*signature, data["id"], data["kind"], _flags(data), cues.named_terms(data)]
         files[item.name] = summary
         memory_id, kind, flags = summary[3], summary[4], summary[5]
         if memory_id is None or not qualifies(kind, flags, defaults):
@@ -137,6 +145,34 @@ def _scan_scope(
         if data is not None and _valid(data):
             records[memory_id] = _entry(data, scope)
     return files, records
+
+
+def _pair_shard(scopes: dict[str, dict[str, list[Any]]], ratio: float, least: int) -> tuple[dict[str, Any], bytes]:
+    """The named-pairs filter (gate/memory/cues.py, PairFilter) of every active memory, and the terms most of
+    them share (left out of the filter, and out of the recall gate's reckoning)."""
+    named: dict[str, list[str]] = {}
+    for files in scopes.values():
+        for summary in files.values():
+            if len(summary) > 6 and summary[3] and summary[5] & FLAG_ACTIVE:
+                named.setdefault(summary[3], summary[6])
+    frequency: dict[str, int] = {}
+    for found in named.values():
+        for term in found:
+            frequency[term] = frequency.get(term, 0) + 1
+    total = len(named)
+    common = sorted(t for t, n in frequency.items() if total >= least and n > ratio * total)
+    pairs = set()
+    for found in named.values():
+        kept = sorted(t for t in found if t not in common)
+        pairs.update(cues.pair_key(a, b) for i, a in enumerate(kept) for b in kept[i + 1 :])
+    size = max(8 * 1024, cues.PAIR_BITS * len(pairs))
+    size += -size % 8
+    bits = bytearray(size // 8)
+    for key in pairs:
+        for position in cues.pair_positions(key, size):
+            bits[position >> 3] |= 1 << (position & 7)
+    header = {"version": VERSION, "memories": total, "pairs": len(pairs), "bits": size, "common": common}
+    return header, bytes(bits)
 
 
 def _valid(data: dict[str, Any]) -> bool:
@@ -241,8 +277,16 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
                 pass
         if records != old_records or sums != old_sums or not head:
             _write_json(join(directory, "entries.json"), {"version": VERSION, "records": records, "shards": sums})
-        if scopes != old_scopes:
+        if scopes != old_scopes or not os.path.exists(join(directory, cues.PAIRS_FILE)):
             _write_json(join(directory, "files.json"), {"version": VERSION, "scopes": scopes})
+            from gate.rules import load_rules
+
+            relevance = load_rules("recall", paths.root).get("relevance", {})
+            header, bits = _pair_shard(
+                scopes, float(relevance.get("common_ratio", 0.25)), int(relevance.get("common_min_memories", 12))
+            )
+            _write_bytes(join(directory, cues.PAIRS_FILE), bits)
+            _write_json(join(directory, cues.PAIRS_HEAD), header)
         head = {"version": VERSION, "defaults": defaults, "dirs": dirs,
                 "files": sum(len(f) for f in scopes.values())}
         _write_json(join(directory, "head.json"), head)  # last: readers trust the shards once the head moved

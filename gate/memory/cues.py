@@ -9,6 +9,8 @@ per-project directory of JSON shards under the cache directory:
     c-commands.json   command triggers; e-<event>.json: event triggers (keywords under e-prompt.json)
     windows.json      the time windows of every explicit trigger (the recall gate withholds expired memories)
     entries.json, files.json   everything, and each store file's stat signature: read only to rebuild
+    pairs.json, pairs.bits     a filter of the term pairs that name a memory (title, tags, cues), and the terms
+                               most memories share: the recall gate's cheap look before it opens the index
 
 A tool call then costs: three stat calls, head.json, and one open per ancestor directory of the file touched
 (most of them ENOENT), or the command shard for a Bash call. Directives and tasks delivered by their kind's
@@ -34,7 +36,7 @@ TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotatio
 if TYPE_CHECKING:
     from typing import Any
 
-VERSION = 3
+VERSION = 4  # 4: file summaries carry the named terms; pairs.bits
 SCOPES = ("private", "team", "user")
 STANDING_KINDS = ("directive", "task")  # the session-start gate reads these from the index itself
 INLINE_FILES = 3_000
@@ -126,6 +128,26 @@ class Table:
         """Triggers on one event (keyword triggers count as `prompt`)."""
         return self._entries(f"e-{name}.json")
 
+    def pairs(self) -> PairFilter | None:
+        """The named-pairs filter (None before the table has one)."""
+        if not self.head:
+            return None
+        header = read_json(join(self.dir, PAIRS_HEAD))
+        try:
+            with open(join(self.dir, PAIRS_FILE), "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size * 8 != header.get("bits"):
+                    return None  # a filter and a header of two different builds
+                if size <= READ_WHOLE:
+                    bits: Any = handle.read()
+                else:  # a large store's filter: map it, and touch only the pages the probes land on
+                    import mmap
+
+                    bits = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        return PairFilter(header, bits)
+
     def withheld(self, now: float) -> set[str]:
         """Memories every one of whose own triggers is outside its time window: no gate delivers them now."""
         return {
@@ -136,6 +158,56 @@ class Table:
                 for not_before, expires in windows
             )
         }
+
+
+NAMED_TERMS = 16  # a memory's first distinct terms of title, tags and cues (pairs of them: 120 at most)
+
+
+def named_terms(data: dict[str, Any]) -> list[str]:
+    """The distinct terms a memory is named by: its title, then its tags, then its cues."""
+    from gate.textproc import terms  # (loaded already wherever this runs: the recall gate, the builder)
+
+    cues = data.get("cues") or ""
+    cues = " ".join(str(c) for c in cues) if isinstance(cues, list) else str(cues)
+    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
+    found = terms(f"{data.get('title', '')} {' '.join(str(t) for t in tags)} {cues}")
+    return list(dict.fromkeys(found))[:NAMED_TERMS]
+
+
+PAIRS_FILE = "pairs.bits"
+PAIRS_HEAD = "pairs.json"
+PAIR_BITS = 20  # bits per pair, and
+PAIR_PROBES = 14  # positions per pair: one false "yes" in ~15,000 probes
+READ_WHOLE = 1 << 20  # a filter up to this size is read whole (a few thousand memories)
+
+
+def pair_key(first: str, second: str) -> bytes:
+    """Two terms, in order, as the filter's key."""
+    a, b = (first, second) if first <= second else (second, first)
+    return f"{a}\x00{b}".encode("utf-8", "surrogatepass")
+
+
+def pair_positions(key: bytes, size: int) -> list[int]:
+    """The filter's bit positions for a key (double hashing over two checksums zlib computes in C)."""
+    import zlib
+
+    first, second = zlib.crc32(key), zlib.adler32(key) | 1
+    return [(first + i * second) % size for i in range(PAIR_PROBES)]
+
+
+class PairFilter:
+    """Which pairs of terms name one memory together (a Bloom filter: a "no" is sure, a "yes" almost), and
+    which terms most memories share."""
+
+    def __init__(self, header: dict[str, Any], bits: Any) -> None:
+        self.bits = bits  # bytes, or an mmap of the file
+        self.size = int(header["bits"])
+        self.common = frozenset(header.get("common", []))
+        self.memories = int(header.get("memories", 0))
+
+    def named_together(self, first: str, second: str) -> bool:
+        bits = self.bits
+        return all(bits[p >> 3] >> (p & 7) & 1 for p in pair_positions(pair_key(first, second), self.size))
 
 
 def defaults_from(rules: dict[str, Any]) -> dict[str, list[str]]:

@@ -20,7 +20,7 @@ import tantivy
 from gate.memory.analyzer import ANALYZER_NAME, analyzer
 from gate.memory.scan import SUFFIX, settled
 from gate.paths import ProjectPaths, ensure_private_dir, replace_file
-from gate.textproc import expand_identifiers
+from gate.textproc import prepare
 
 join = os.path.join
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from gate.memory.files import CorruptMemoryFile
     from gate.memory.model import Memory
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: unspaced scripts indexed as character pairs (gate.textproc.prepare)
 WRITER_HEAP = 15_000_000
 SCOPES_INDEXED = ("private", "team", "user")
 # A hook builds a missing index itself only for stores this small; a larger build (e.g. 100k memories after
@@ -107,9 +107,9 @@ def _document(memory: Memory) -> tantivy.Document:
     return tantivy.Document(
         key=f"{memory.scope}/{memory.id}",
         id=memory.id,
-        title=expand_identifiers(memory.title),
-        body=expand_identifiers(memory.body),
-        tags=" ".join(memory.tags),
+        title=prepare(memory.title),
+        body=prepare(memory.body),
+        tags=prepare(" ".join(memory.tags)),
         kind=memory.kind,
         status=memory.status,
         scope=memory.scope,
@@ -436,6 +436,21 @@ class MemoryIndex:
         searcher = self.searcher()
         result = searcher.search(self.query_terms(terms, boosts), limit=limit, count=False)
         return [(score, self._record(searcher, address)) for score, address in result.hits]
+
+    def common_terms(self, terms: Iterable[str], fields: Iterable[str], ratio: float, min_docs: int) -> list[str]:
+        """The terms found in more than `ratio` of the memories (in any of `fields`): words every memory of the
+        project shares (its name, its framework), which say nothing about which memory a prompt wants."""
+        searcher = self.searcher()
+        total = searcher.num_docs
+        if total < min_docs:
+            return []
+        fields = list(fields)
+        common = []
+        for term in terms:
+            frequency = max(searcher.doc_freq(field, term) for field in fields)
+            if frequency > ratio * total:
+                common.append(term)
+        return common
 
     @staticmethod
     def _record(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> dict[str, Any]:

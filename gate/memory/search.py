@@ -101,6 +101,7 @@ class SearchResult:
         self.candidates = candidates
         self.top_score = top_score
         self.cliff = cliff
+        self.common: list[str] = []  # query terms left out because most memories hold them
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -112,6 +113,7 @@ class SearchResult:
     def trace_json(self) -> dict[str, Any]:
         return {
             "terms": self.terms,
+            "common": self.common,
             "top_score": round(self.top_score, 4),
             "cliff": round(self.cliff, 4),
             "candidates": [c.to_json() for c in self.candidates],
@@ -161,12 +163,23 @@ def search(
     exclude: Collection[str] = (),
     rules: dict[str, Any] | None = None,
     related: bool = True,
+    terms: list[str] | None = None,
+    drop_common: bool = False,
 ) -> SearchResult:
+    """`terms`, when given, is the query (the recall gate's, cleaned of the project's noise); else the text's
+    terms are. `drop_common` leaves out terms most memories share (rules/search.toml [cut] common_ratio)."""
     rules = rules or load_rules("search", index.paths.root)
     cut = rules.get("cut", {})
     max_hits = int(limit if limit is not None else cut.get("max_hits", 8))
-    terms = query_terms(text)
-    raw = index.search(terms, dict(rules.get("boost", {"title": 2.0, "body": 1.0})), int(cut.get("candidates", 40)))
+    terms = terms[:MAX_QUERY_TERMS] if terms is not None else query_terms(text)
+    boosts = dict(rules.get("boost", {"title": 2.0, "body": 1.0}))
+    common: list[str] = []
+    if drop_common and terms:
+        common = index.common_terms(
+            terms, boosts, float(cut.get("common_ratio", 1.0)), int(cut.get("common_min_memories", 10))
+        )
+        terms = [t for t in terms if t not in common]
+    raw = index.search(terms, boosts, int(cut.get("candidates", 40)))
     project = index.paths.root
     candidates: list[Candidate] = []
     ranked: dict[str, Hit] = {}
@@ -218,7 +231,9 @@ def search(
         present = set(text_terms(f"{hit.record['title']} {hit.record['body']} {' '.join(hit.record['tags'])}"))
         hit.matched = [t for t in terms if t in present]
     appendix = related_appendix(index, hits, rules, exclude) if related and hits else []
-    return SearchResult(terms, hits, appendix, candidates, top, cliff)
+    result = SearchResult(terms, hits, appendix, candidates, top, cliff)
+    result.common = common
+    return result
 
 
 def related_appendix(

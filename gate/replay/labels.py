@@ -8,11 +8,11 @@ Transcript paths are relative to `--root DIR`, else to FILE's directory. Four ki
   {"transcript": T, "turn": LINE, "block": true, "kind": "fix"} write-back: should the turn's Stop block?
   {"store": FILE.jsonl, "transcripts": [T, …]}                  replay these against a throwaway store
 
-LINE is the 1-based line of the prompt in the transcript (for "turn": the prompt that opened the turn, 0 for what
-a transcript holds before its first prompt; the turn's first Stop is the one judged). "shift" and "memories" may share a line. A store line makes those transcripts replay
-against a store built from FILE (`gate export` JSON lines), holding only the memories created before the
-session's first timestamp: the memories of its project's earlier sessions. Without store lines, the current
-store is used.
+LINE is the 1-based line of the prompt in the transcript (for "turn": the prompt that opened the turn, 0 for
+what a transcript holds before its first prompt; the turn's first Stop is the one judged). "shift" and
+"memories" may share a line. A store line makes those transcripts replay against a store built from FILE
+(`gate export` JSON lines), holding only the memories created before the session's first timestamp: the
+memories of its project's earlier sessions. Without store lines, the current store is used.
 
 Scores: the recall gate's shift precision/recall (predicted: the gate searched memory for the prompt); delivery
 recall (expected memories that had reached the agent in this context window by that prompt, whoever delivered

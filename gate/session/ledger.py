@@ -53,6 +53,8 @@ _FIELDS: dict[str, Any] = {
     "writeback_outcomes": list,
     "muted": bool,
     "injected_chars": int,
+    # pairs of terms that name a memory delivered in this window: a prompt naming only those has nothing new
+    "spent_pairs": list,
 }
 
 
@@ -89,6 +91,7 @@ class Ledger:
     writeback_outcomes: list[str]
     muted: bool
     injected_chars: int
+    spent_pairs: list[str]
 
     def __init__(self, session: str, **values: Any) -> None:
         for name, factory in _FIELDS.items():
@@ -114,6 +117,7 @@ class Ledger:
         """A new compaction window: what was delivered before may be delivered again."""
         self.window += 1
         self.delivered = []
+        self.spent_pairs = []
         self.anchors_fired = {}
         self.force_shift = "compaction"
         self.compaction_pending = False

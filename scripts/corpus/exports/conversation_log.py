@@ -13,7 +13,8 @@
     ---
 
 Every section is one transcript line; a tool call keeps its full input, never its result, so no tool_result
-line is written. There is no per-message time: every line carries the session's date. Some logs are indented by two columns throughout, with `✎ `
+line is written. There is no per-message time: every line carries the session's date.
+Some logs are indented by two columns throughout, with `✎ `
 in place of the indent on some lines (an editor's mark): both are removed.
 """
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import cache
 from typing import Any
 
 from gate.memory.index import MemoryIndex
@@ -62,6 +63,7 @@ class Match:
                 "similarity": round(self.comparison.similarity, 3)}
 
 
+@cache
 def _stem(word: str) -> str:
     from gate.textproc import _stemmer
 
@@ -118,8 +120,13 @@ def _unmatched(mine: set[str], theirs: set[str], prefix_min: int) -> set[str]:
     return {s for s in mine if not any(_same(s, t, prefix_min) for t in theirs)}
 
 
-def _groups(conf: dict[str, Any], key: str) -> list[set[str]]:
-    return [{_stem(w.lower()) for w in group} for group in conf.get(key, [])]
+def _groups(conf: dict[str, Any], key: str) -> tuple[frozenset[str], ...]:
+    return _stemmed(tuple(tuple(str(w) for w in group) for group in conf.get(key, [])))
+
+
+@cache
+def _stemmed(groups: tuple[tuple[str, ...], ...]) -> tuple[frozenset[str], ...]:
+    return tuple(frozenset(_stem(w.lower()) for w in group) for group in groups)
 
 
 def compare(existing: str, new: str, rules: dict[str, Any] | None = None) -> Comparison:

@@ -21,6 +21,9 @@ DEFAULTS: dict[str, Any] = {
     "audit": True,
     "ledger_max_age_days": 14,
     "audit_max_bytes": 20_000_000,
+    # the history of every write (gate show --history, gate restore)
+    "history_max_age_days": 180,  # versions replaced longer ago than this are pruned
+    "history_max_bytes": 20_000_000,  # per history directory (a project's private or team memories, user memories)
 }
 
 # Keys that say where state lives; a project's checked-in config may never set them.

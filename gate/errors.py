@@ -23,3 +23,13 @@ class NotFoundError(GateError):
 
 class SecretError(ValidationError):
     """Text that looks like a credential; nothing was written."""
+
+
+class DuplicateError(ValidationError):
+    """A new memory restates a live one; nothing was written. `matches` are the memories it looks like."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, hint: str | None = None, matches: list | None = None) -> None:
+        super().__init__(message, hint)
+        self.matches = matches or []

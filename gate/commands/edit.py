@@ -1,4 +1,7 @@
-"""`gate edit ID`: open the memory's TOML in $EDITOR; the result is validated before it replaces the file."""
+"""`gate edit ID`: open the memory's TOML in $EDITOR; the result is validated before it replaces the file.
+
+`--cues TEXT` / `--add-cues TEXT` set or extend the memory's cue words without an editor. Either way the version
+replaced is kept (`gate show --history ID`)."""
 
 from __future__ import annotations
 
@@ -14,11 +17,16 @@ from gate.commands._common import add_project_option, open_store
 from gate.errors import GateError, ValidationError
 from gate.memory.files import to_toml
 from gate.memory.model import Memory
+from gate.memory.store import Store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("edit", help="edit a memory in $EDITOR")
+    parser = sub.add_parser("edit", help="edit a memory in $EDITOR, or set its cue words")
     parser.add_argument("memory_id", metavar="ID")
+    cues = parser.add_mutually_exclusive_group()
+    cues.add_argument("--cues", metavar="TEXT", default=None,
+                      help="replace its cue words (how someone would ask about it), without an editor")
+    cues.add_argument("--add-cues", metavar="TEXT", default=None, help="add cue words to the ones it has")
     add_project_option(parser)
     parser.set_defaults(func=run)
 
@@ -26,6 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     memory = store.get(args.memory_id)
+    if args.cues is not None or args.add_cues is not None:
+        return _set_cues(store, memory, args.cues, args.add_cues)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     with tempfile.TemporaryDirectory() as tmp:
         draft = Path(tmp) / f"{memory.id}.toml"
@@ -39,6 +49,12 @@ def run(args: argparse.Namespace) -> int:
             raise ValidationError(f"the edit is not a valid memory ({error}); nothing changed") from error
     if edited.id != memory.id:
         raise ValidationError("the id cannot change in an edit; nothing changed")
+    if edited.status == "superseded" and memory.status != "superseded":
+        raise ValidationError(
+            "status \"superseded\" is not written by hand; nothing changed",
+            hint=f"a successor's link supersedes it: `gate link NEW_ID supersedes {memory.id}`; "
+            f"or `gate forget {memory.id}`",
+        )
     if edited.to_dict() == memory.to_dict():
         print("no change")
         return 0
@@ -47,4 +63,19 @@ def run(args: argparse.Namespace) -> int:
         edited.source = "human"  # a person edited it: it is no longer only an agent's claim
     store.update(edited)
     print(f"updated {edited.id}")
+    return 0
+
+
+def _set_cues(store: Store, memory: Memory, replace: str | None, add: str | None) -> int:
+    if replace is not None:
+        cues = " ".join(replace.split())
+    else:
+        added = " ".join((add or "").split())
+        cues = f"{memory.cues}; {added}" if memory.cues and added else memory.cues or added
+    if cues == memory.cues:
+        print("no change")
+        return 0
+    memory.cues = cues
+    store.update(memory, action="cues")
+    print(f"updated {memory.id}: cues = {cues!r}" if cues else f"updated {memory.id}: no cues")
     return 0

@@ -1,4 +1,4 @@
-"""`gate import FILE|-`: JSON lines as `gate export` writes them; all or nothing."""
+"""`gate import FILE|-`: JSON lines as `gate export` writes them; all or nothing unless --skip-refused."""
 
 from __future__ import annotations
 
@@ -8,29 +8,53 @@ from pathlib import Path
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import GateError
+from gate.memory.store import ImportReport
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("import", help="import memories from JSON lines (FILE or - for stdin)")
     parser.add_argument("file", metavar="FILE")
+    add_refusal_options(parser)
     add_project_option(parser)
     add_json_option(parser)
     parser.set_defaults(func=run)
 
 
+def add_refusal_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--skip-refused", action="store_true",
+                        help="import the lines that pass and report the refused ones (default: a refused line "
+                        "means nothing is imported; every refused line is named either way)")
+    parser.add_argument("--replace", action="store_true",
+                        help="a line whose id exists writes over that memory (its version is kept: "
+                        "`gate show --history ID`)")
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.file == "-":
-        lines = sys.stdin.read().splitlines()
-        name = "stdin"
-    else:
-        try:
-            lines = Path(args.file).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as error:
-            raise GateError(f"cannot read {args.file}: {error}") from error
-        name = args.file
-    ids = open_store(args).import_lines(lines, source_name=name)
-    if args.json:
-        print_json({"imported": len(ids), "ids": ids})
-    else:
-        print(f"imported {len(ids)} memories")
+    lines, name = read_lines(args.file)
+    report = open_store(args).import_report(
+        lines, source_name=name, skip_refused=args.skip_refused, replace=args.replace
+    )
+    print_report(report, name, as_json=args.json)
     return 0
+
+
+def read_lines(file: str) -> tuple[list[str], str]:
+    """The lines of FILE (or stdin for -), and the name to report them under."""
+    if file == "-":
+        return sys.stdin.read().splitlines(), "stdin"
+    try:
+        return Path(file).read_text(encoding="utf-8").splitlines(), file
+    except (OSError, UnicodeDecodeError) as error:
+        raise GateError(f"cannot read {file}: {error}") from error
+
+
+def print_report(report: ImportReport, name: str, *, as_json: bool) -> None:
+    if as_json:
+        print_json(report.to_json())
+        return
+    replaced = f" ({len(report.replaced)} written over; earlier versions kept)" if report.replaced else ""
+    print(f"imported {len(report.ids)} memories{replaced}")
+    for line, error in report.refused:
+        print(f"skipped {name}, line {line}: {error}")
+    if report.refused:
+        print(f"skipped {len(report.refused)} refused line(s)")

@@ -6,6 +6,7 @@ import argparse
 
 from gate.commands._common import add_json_option, add_project_option, index_line, open_store, print_json
 from gate.memory.model import KINDS, SCOPES, STATUSES
+from gate.memory.store import effective_statuses
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -20,18 +21,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     store = open_store(args)
-    memories = [
-        m for m in store.memories()
+    everything = store.memories()
+    statuses = effective_statuses(everything)  # superseded: from the links, as the index derives it
+    listed = [
+        {**m.to_dict(), "status": statuses[m.id]} for m in everything
         if (args.kind is None or m.kind == args.kind)
         and (args.scope is None or m.scope == args.scope)
-        and (args.status == "all" or m.status == args.status)
+        and (args.status == "all" or statuses[m.id] == args.status)
     ]
-    memories.sort(key=lambda m: (m.created, m.id), reverse=True)
+    listed.sort(key=lambda m: (m["created"], m["id"]), reverse=True)
     if args.json:
-        print_json({"memories": [m.to_dict() for m in memories]})
+        print_json({"memories": listed})
         return 0
-    if not memories:
+    if not listed:
         print("no memories yet — `gate remember \"<fact>\"` stores one")
-    for memory in memories:
-        print(index_line(memory))
+    for data in listed:
+        print(index_line(data))
     return 0

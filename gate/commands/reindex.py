@@ -22,8 +22,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def index_difference(store: Store) -> dict[str, list[str]]:
     """Ids in the files but not the index (or with other content), and ids only in the index."""
     from gate.memory.index import record_of
+    from gate.memory.store import effective_statuses
 
     files = {m.id: m for m in store.all() if isinstance(m, Memory)}
+    statuses = effective_statuses(files.values())  # the index records carry the status derived from links
     indexed: dict[str, bytes] = {}
     if store.index.exists():
         searcher = store.index.searcher()
@@ -37,7 +39,7 @@ def index_difference(store: Store) -> dict[str, list[str]]:
             indexed[json.loads(raw)["id"]] = raw
     missing = sorted(i for i in files if i not in indexed)
     extra = sorted(i for i in indexed if i not in files)
-    differing = sorted(i for i, m in files.items() if i in indexed and indexed[i] != record_of(m))
+    differing = sorted(i for i, m in files.items() if i in indexed and indexed[i] != record_of(m, statuses[i]))
     return {"missing": missing, "extra": extra, "differing": differing}
 
 

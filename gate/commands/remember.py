@@ -6,16 +6,25 @@ import argparse
 import sys
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
-from gate.errors import ValidationError
+from gate.errors import DuplicateError, ValidationError
 from gate.memory.model import KINDS, LINK_TYPES, SCOPES, Link, Memory
 from gate.memory.staleness import anchor_hashes
 from gate.memory.triggers import normalize as normalize_trigger
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("remember", help="store a memory (prints its id)")
+    parser = sub.add_parser(
+        "remember", help="store a memory (prints its id)",
+        description="Store one fact. A fact that restates a live memory is refused with exit status 4, naming "
+        "it: --supersedes ID replaces it, --link relates:ID keeps both linked, --new keeps both.",
+    )
     parser.add_argument("title", help="one line that carries the fact itself")
     parser.add_argument("--body", help="details; '-' reads them from stdin")
+    parser.add_argument(
+        "--cues", default="", metavar="TEXT",
+        help="how someone would ask about it: symptoms, error text, other names for the thing "
+        "(e.g. --cues 'customer charged twice, duplicate payment intent'); searched with their own weight",
+    )
     parser.add_argument("--kind", default="finding", choices=KINDS)
     parser.add_argument("--tag", action="append", default=[], dest="tags")
     parser.add_argument("--path", action="append", default=[], dest="paths", metavar="GLOB",
@@ -36,6 +45,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--link", action="append", default=[], metavar="TYPE:ID",
                         help=f"typed link, TYPE one of {', '.join(LINK_TYPES)}; repeatable")
     parser.add_argument("--id", dest="memory_id", help="choose the id (3-40 of a-z, 0-9, '-')")
+    parser.add_argument(
+        "--new", action="store_true", dest="allow_duplicate",
+        help="keep it even if it looks like a live memory (without it, a restatement is refused, exit 4)",
+    )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--human", action="store_const", const="human", dest="source",
                         help="written by a person, not an agent")
@@ -70,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         kind=args.kind,
         title=args.title.strip(),
         body=body.strip(),
+        cues=" ".join(args.cues.split()),
         tags=args.tags,
         scope=args.scope,
         paths=args.paths,
@@ -80,7 +94,13 @@ def run(args: argparse.Namespace) -> int:
     )
     if memory.paths:  # hashed with the glob meaning of path triggers (`src/db/**`: every file beneath)
         memory.anchors = anchor_hashes(store.paths.root, memory.paths)
-    store.remember(memory, supersedes=args.supersedes)
+    try:
+        store.remember(memory, supersedes=args.supersedes, refuse_duplicates=not args.allow_duplicate)
+    except DuplicateError as error:
+        if not args.json:
+            raise
+        print_json({"refused": "near_duplicate", "error": str(error), "matches": error.matches})
+        return error.exit_code
     if args.json:
         print_json({"id": memory.id})
     else:

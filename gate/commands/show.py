@@ -1,15 +1,22 @@
-"""`gate show ID`: one memory in full."""
+"""`gate show ID`: one memory in full; `--history`: every earlier version kept of it (`gate restore ID@N`)."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
+from gate.errors import NotFoundError
+from gate.memory.history import Version
+from gate.memory.model import Memory
+from gate.memory.store import Store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("show", help="print one memory in full")
+    parser = sub.add_parser("show", help="print one memory in full (--history: its earlier versions)")
     parser.add_argument("memory_id", metavar="ID")
+    parser.add_argument("--history", action="store_true",
+                        help="list the earlier versions kept of it; `gate restore ID@N` brings one back")
     add_project_option(parser)
     add_json_option(parser)
     parser.set_defaults(func=run)
@@ -17,16 +24,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     store = open_store(args)
+    if args.history:
+        return _history(store, args)
     memory = store.get(args.memory_id)
+    data = memory.to_dict()
+    data["status"] = store.status_of(memory)
+    superseded_by = store.superseded_by(memory.id)
     if args.json:
-        print_json(memory.to_dict())
+        print_json({**data, "superseded_by": superseded_by})
         return 0
-    print(f"{memory.id} · {memory.kind} · {memory.status} · {memory.scope} · by {memory.source} · {memory.created}")
+    print(f"{memory.id} · {memory.kind} · {data['status']} · {memory.scope} · by {memory.source} · {memory.created}")
     print(memory.title)
     if memory.body:
         print()
         print(memory.body)
     details = []
+    if memory.cues:
+        details.append(f"cues: {memory.cues}")
     if memory.tags:
         details.append(f"tags: {', '.join(memory.tags)}")
     if memory.paths:
@@ -43,3 +57,47 @@ def run(args: argparse.Namespace) -> int:
         print()
         print("\n".join(details))
     return 0
+
+
+def changed_fields(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The fields a write changed (its timestamp aside)."""
+    return [key for key in before if key != "updated" and before.get(key) != after.get(key)]
+
+
+def _history(store: Store, args: argparse.Namespace) -> int:
+    scope, versions = store.versions(args.memory_id)
+    current: Memory | None
+    try:
+        current = store.get(args.memory_id)
+    except NotFoundError:
+        current = None
+    now = current.to_dict() if current is not None else None
+    if now is not None and current is not None:
+        now["status"] = store.status_of(current)
+    later = [v.memory for v in versions[1:]] + [now or {}]  # what each version became
+    entries = [
+        {**v.to_json(), "changed": changed_fields(v.memory, after)} for v, after in zip(versions, later, strict=True)
+    ]
+    superseded_by = store.superseded_by(args.memory_id)
+    if args.json:
+        print_json({"id": args.memory_id, "scope": scope, "current": now, "superseded_by": superseded_by,
+                    "versions": entries})
+        return 0
+    print(f"{args.memory_id} · {scope} · {len(versions)} earlier version(s)")
+    for version, entry in zip(versions, entries, strict=True):
+        print(_version_line(version, entry["changed"]))
+    if now is not None:
+        extra = f" (superseded by {', '.join(superseded_by)})" if superseded_by else ""
+        print(f"now · {now['updated']} · {now['status']}{extra} · {now['title']}")
+    else:
+        print("now · no file: `gate restore ID@N` writes one back")
+    if versions:
+        print(f"`gate restore {args.memory_id}@N` makes version N the current one (the current one is kept too)")
+    return 0
+
+
+def _version_line(version: Version, changed: list[str]) -> str:
+    memory = version.memory
+    what = f" · then changed: {', '.join(changed)}" if changed else ""
+    return (f"@{version.number} · replaced {version.saved} by {version.action} · {memory.get('status', '?')} · "
+            f"{memory.get('title', '')}{what}")

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             if not memory.paths:
                 raise ValidationError(f"{memory.id} has no --path anchors to refresh")
             memory.anchors = staleness.anchor_hashes(root, memory.paths)
-            store.update(memory)
+            store.update(memory, action="refresh")
             return _done(
                 args,
                 {"id": memory.id, "refreshed": len(memory.anchors)},

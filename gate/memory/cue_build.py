@@ -21,6 +21,7 @@ from gate.memory.cues import (
     stale_scopes,
     table_dir,
 )
+from gate.memory.supersession import live_supersedes
 from gate.paths import ProjectPaths, ensure_private_dir, replace_file
 
 join = os.path.join
@@ -61,11 +62,27 @@ def qualifies(kind: str, flags: int, defaults: dict[str, list[str]]) -> bool:
 
 
 def _flags(data: dict[str, Any]) -> int:
+    # not forgotten: whether a successor supersedes it is derived from all the files (_superseded)
     return (
         (FLAG_PATHS if data.get("paths") else 0)
         | (FLAG_TRIGGERS if data.get("triggers") else 0)
-        | (FLAG_ACTIVE if data.get("status", "active") == "active" else 0)
+        | (FLAG_ACTIVE if data.get("status", "active") != "forgotten" else 0)
     )
+
+
+def _supersedes(data: dict[str, Any]) -> list[str]:
+    """The file's live `supersedes` targets (links of another shape are the full validation's business)."""
+    links = data.get("links") or []
+    if not isinstance(links, list):
+        return []
+    shaped = [link for link in links if isinstance(link, dict) and isinstance(link.get("type"), str)
+              and isinstance(link.get("target"), str)]
+    return live_supersedes(str(data.get("status", "active")), shaped)
+
+
+def _superseded(scopes: dict[str, dict[str, list[Any]]]) -> set[str]:
+    """Ids a live memory supersedes, from every scope's file summaries: those never come back by themselves."""
+    return {target for files in scopes.values() for entry in files.values() if len(entry) > 6 for target in entry[6]}
 
 
 def _explicit_windows(record: dict[str, Any]) -> list[list[float | None]]:
@@ -130,9 +147,9 @@ def _scan_scope(
         else:
             data = _read_file(join(directory, item.name))
             if data is None:
-                files[item.name] = [*signature, None, "", 0, []]
+                files[item.name] = [*signature, None, "", 0, [], []]
                 continue
-            summary = [*signature, data["id"], data["kind"], _flags(data), cues.named_terms(data)]
+            summary = [*signature, data["id"], data["kind"], _flags(data), _supersedes(data), cues.named_terms(data)]
         files[item.name] = summary
         memory_id, kind, flags = summary[3], summary[4], summary[5]
         if memory_id is None or not qualifies(kind, flags, defaults):
@@ -153,8 +170,8 @@ def _pair_shard(scopes: dict[str, dict[str, list[Any]]], ratio: float, least: in
     named: dict[str, list[str]] = {}
     for files in scopes.values():
         for summary in files.values():
-            if len(summary) > 6 and summary[3] and summary[5] & FLAG_ACTIVE:
-                named.setdefault(summary[3], summary[6])
+            if len(summary) > 7 and summary[3] and summary[5] & FLAG_ACTIVE:
+                named.setdefault(summary[3], summary[7])
     frequency: dict[str, int] = {}
     for found in named.values():
         for term in found:
@@ -265,7 +282,9 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
 
         old_sums: dict[str, int] = old.get("shards", {}) if head else {}
         sums: dict[str, int] = {}
-        for name, content in _shards(records, defaults).items():
+        superseded = _superseded(scopes)
+        live = {memory_id: record for memory_id, record in records.items() if memory_id not in superseded}
+        for name, content in _shards(live, defaults).items():
             text = json.dumps(content, separators=(",", ":"))
             sums[name] = zlib.crc32(text.encode("utf-8", "surrogatepass"))
             if old_sums.get(name) != sums[name] or not os.path.exists(join(directory, name)):

@@ -36,7 +36,9 @@ TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotatio
 if TYPE_CHECKING:
     from typing import Any
 
-VERSION = 4  # 4: file summaries carry the named terms; pairs.bits
+# 5: file summaries carry their live `supersedes` targets (superseded memories stay out) and the terms that name
+# them (pairs.bits)
+VERSION = 5
 SCOPES = ("private", "team", "user")
 STANDING_KINDS = ("directive", "task")  # the session-start gate reads these from the index itself
 INLINE_FILES = 3_000

@@ -55,6 +55,8 @@ def to_toml(memory: Memory) -> str:
     # Scalars first, then the body, then tables, so that a person reads the fact before the plumbing.
     ordered = {k: data[k] for k in ("id", "kind", "title", "status", "scope", "source", "project",
                                    "created", "updated", "session", "tags", "paths", "triggers")}
+    if data["cues"]:
+        ordered["cues"] = data["cues"]
     ordered["body"] = data["body"]
     if data["anchors"]:
         ordered["anchors"] = data["anchors"]

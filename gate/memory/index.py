@@ -4,8 +4,15 @@ Freshness is cheap to check: the index keeps the mtime of each store directory (
 path pays three stat calls. Only when a directory changed does it look at that directory's files, compare
 stat signatures with `files.json`, and re-index what differs. A directory whose mtime is too young to vouch
 for its listing (gate/memory/scan.py: a second write in the same clock tick would not move it) is checked
-again next time. In-place edits that leave the directory untouched are caught by the CLI's deep check
-(every file's signature) and by `gate reindex`.
+again next time. In-place edits that leave the directory untouched are caught when the file's memory is a
+search candidate (each document keeps its file's stat signature: a search compares its candidates'), by the
+CLI's deep check (every file's signature) and by `gate reindex`.
+
+Supersession is derived here, never stored: a memory is superseded while a memory that is not forgotten
+links to it with `supersedes` (gate.memory.model.live_supersedes). The file manifest keeps each file's live
+`supersedes` targets, so every catch-up — whatever changed the files: gate's own writes, an import, a
+`git pull`, a hand edit, forgetting a successor — re-derives the status of exactly the memories whose set of
+live successors changed, and the indexed record carries the derived status.
 """
 
 from __future__ import annotations
@@ -31,7 +38,9 @@ if TYPE_CHECKING:
     from gate.memory.files import CorruptMemoryFile
     from gate.memory.model import Memory
 
-SCHEMA_VERSION = 3  # 3: unspaced scripts indexed as character pairs (gate.textproc.prepare)
+# 4: the cues field, each document's file signature, supersession derived from links; unspaced scripts indexed
+# as character pairs (gate.textproc.prepare). An index of another version is rebuilt.
+SCHEMA_VERSION = 4
 WRITER_HEAP = 15_000_000
 SCOPES_INDEXED = ("private", "team", "user")
 # A hook builds a missing index itself only for stores this small; a larger build (e.g. 100k memories after
@@ -50,10 +59,13 @@ def _build_schema() -> tantivy.Schema:
     builder.add_text_field("title", tokenizer_name=ANALYZER_NAME, index_option="freq")
     builder.add_text_field("body", tokenizer_name=ANALYZER_NAME, index_option="freq")
     builder.add_text_field("tags", tokenizer_name=ANALYZER_NAME, index_option="freq")
+    builder.add_text_field("cues", tokenizer_name=ANALYZER_NAME, index_option="freq")
     builder.add_text_field("kind", tokenizer_name="raw", index_option="basic")
     builder.add_text_field("status", tokenizer_name="raw", index_option="basic")
     builder.add_text_field("scope", tokenizer_name="raw", index_option="basic")
     builder.add_text_field("link_target", tokenizer_name="raw", index_option="basic")
+    # "mtime_ns size inode" of the file when it was indexed: a search checks its candidates against their files
+    builder.add_text_field("sig", stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_bytes_field("record", stored=True)
     return builder.build()
 
@@ -67,16 +79,19 @@ class CatchUp:
     def __init__(self) -> None:
         self.added = 0
         self.removed = 0
+        self.restatused = 0  # memories whose file did not change but whose live successors did
         self.changed_dirs: list[str] = []
         self.corrupt: list[CorruptMemoryFile] = []
         self.skipped_busy = False
+        self.dropped_keys: set[str] = set()  # documents deleted in this pass (re-added if their file still reads)
 
     def __repr__(self) -> str:
-        return f"CatchUp(added={self.added}, removed={self.removed}, corrupt={len(self.corrupt)})"
+        return (f"CatchUp(added={self.added}, removed={self.removed}, restatused={self.restatused}, "
+                f"corrupt={len(self.corrupt)})")
 
     @property
     def touched(self) -> bool:
-        return bool(self.added or self.removed)
+        return bool(self.added or self.removed or self.restatused)
 
 
 def _read_json(path: str) -> dict[str, Any]:
@@ -99,22 +114,44 @@ def _dir_mtime(path: str) -> int | None:
         return None
 
 
-def record_of(memory: Memory) -> bytes:
-    return json.dumps(memory.to_dict(), separators=(",", ":")).encode("utf-8")
+def record_of(memory: Memory, status: str | None = None) -> bytes:
+    """The stored record: the memory as its file says, with the derived status when one is given."""
+    data = memory.to_dict()
+    if status is not None:
+        data["status"] = status
+    return _encode(data)
 
 
-def _document(memory: Memory) -> tantivy.Document:
+def _encode(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, separators=(",", ":")).encode("utf-8")
+
+
+def superseded_ids(files_state: dict[str, Any]) -> set[str]:
+    """Ids that some live memory supersedes, from the file manifest (each good entry ends with its memory's
+    live `supersedes` targets)."""
+    found: set[str] = set()
+    for files in files_state.values():
+        for entry in files.values():
+            if len(entry) > 4 and entry[3] is not None and entry[4]:
+                found.update(entry[4])
+    return found
+
+
+def _document(record: dict[str, Any], signature: list[int] | str) -> tantivy.Document:
+    sig = signature if isinstance(signature, str) else " ".join(str(part) for part in signature)
     return tantivy.Document(
-        key=f"{memory.scope}/{memory.id}",
-        id=memory.id,
-        title=prepare(memory.title),
-        body=prepare(memory.body),
-        tags=prepare(" ".join(memory.tags)),
-        kind=memory.kind,
-        status=memory.status,
-        scope=memory.scope,
-        link_target=[link.target for link in memory.links] or [""],
-        record=record_of(memory),
+        key=f"{record['scope']}/{record['id']}",
+        id=record["id"],
+        title=prepare(record["title"]),
+        body=prepare(record["body"]),
+        cues=prepare(record.get("cues", "")),
+        tags=prepare(" ".join(record["tags"])),
+        kind=record["kind"],
+        status=record["status"],
+        scope=record["scope"],
+        link_target=[link["target"] for link in record["links"]] or [""],
+        sig=sig,
+        record=_encode(record),
     )
 
 
@@ -257,8 +294,10 @@ class MemoryIndex:
         report: CatchUp,
         *,
         start_over: bool,
+        only: dict[str, list[str]] | None = None,
     ) -> None:
-        """Under the writer: re-index the scopes, commit if anything changed, then record the manifests."""
+        """Under the writer: re-index the scopes (or `only` these files of a scope), derive supersession,
+        commit if anything changed, then record the manifests."""
         try:
             # A writer killed mid-commit leaves files that meta.json never adopted (a `<segment>.<opstamp>.del`
             # among them); repeating its work would reach the same opstamp, and the commit would fail on
@@ -266,8 +305,17 @@ class MemoryIndex:
             writer.garbage_collect_files()
             if start_over:
                 writer.delete_all_documents()
+            before = set() if start_over else superseded_ids(files_state)
+            read: dict[str, tuple[Memory, list[int]]] = {}  # key -> what this pass read from the files
             for scope in scopes:
-                self._catch_up_scope(scope, writer, files_state, dirs_state, report)
+                self._catch_up_scope(scope, writer, files_state, dirs_state, report, read)
+            for scope, names in (only or {}).items():
+                self._catch_up_files(scope, names, writer, files_state, report, read)
+            after = superseded_ids(files_state)
+            for memory, signature in read.values():
+                writer.add_document(_document(self._derived_record(memory, after), signature))
+            if not start_over:
+                self._restatus(writer, before ^ after, after, report)
             if report.touched or start_over:
                 writer.commit()
                 writer.wait_merging_threads()
@@ -303,8 +351,8 @@ class MemoryIndex:
         files_state: dict[str, dict[str, list[Any]]],
         dirs_state: dict[str, Any],
         report: CatchUp,
+        read: dict[str, tuple[Memory, list[int]]],
     ) -> None:
-        from gate.memory.files import CorruptMemoryFile, read_memory  # only when something changed
         from gate.memory.scan import scan_dir
 
         directory = self.store_dirs[scope]
@@ -316,33 +364,152 @@ class MemoryIndex:
         current = {entry.name: entry for entry in scan_dir(directory)}
         updated: dict[str, list[Any]] = {}
         for name in known.keys() - current.keys():
-            writer.delete_documents_by_term("key", f"{scope}/{name[: -len(SUFFIX)]}")
-            report.removed += 1
+            self._drop(writer, scope, name, report)
         for name, entry in current.items():
             previous = known.get(name)
             if previous is not None and previous[:3] == entry.signature():
                 updated[name] = previous
                 continue
-            writer.delete_documents_by_term("key", f"{scope}/{name[: -len(SUFFIX)]}")
-            if previous is not None:
-                report.removed += 1
-            try:
-                memory = read_memory(join(directory, name))
-                if memory.scope != scope:
-                    memory.scope = scope  # the directory decides the scope; a copied file follows its place
-            except CorruptMemoryFile as error:
-                report.corrupt.append(error)
-                updated[name] = [*entry.signature(), None, error.reason]
-                continue
-            except OSError as error:
-                report.corrupt.append(CorruptMemoryFile(join(directory, name), f"unreadable ({error.strerror})"))
-                continue
-            writer.add_document(_document(memory))
-            report.added += 1
-            updated[name] = [*entry.signature(), memory.id]
+            self._reread(writer, scope, name, entry.signature(), previous is not None, updated, report, read)
         files_state[scope] = updated
         dirs_state[scope] = {"path": directory, "mtime_ns": mtime if settled(mtime) else -1}
         report.changed_dirs.append(scope)
+
+    def _catch_up_files(
+        self,
+        scope: str,
+        names: list[str],
+        writer: tantivy.IndexWriter,
+        files_state: dict[str, dict[str, list[Any]]],
+        report: CatchUp,
+        read: dict[str, tuple[Memory, list[int]]],
+    ) -> None:
+        """Only these files of a scope: edited in place, so the directory's mtime (and listing) did not move."""
+        import stat as stat_module
+
+        known = files_state.setdefault(scope, {})
+        for name in names:
+            previous = known.get(name)
+            try:
+                info = os.lstat(join(self.store_dirs[scope], name))
+                if not stat_module.S_ISREG(info.st_mode):
+                    raise FileNotFoundError(name)
+            except OSError:
+                if previous is not None:
+                    del known[name]
+                    self._drop(writer, scope, name, report)
+                continue
+            signature = [info.st_mtime_ns, info.st_size, info.st_ino]
+            if previous is None or previous[:3] != signature:
+                self._reread(writer, scope, name, signature, previous is not None, known, report, read)
+
+    def _drop(self, writer: tantivy.IndexWriter, scope: str, name: str, report: CatchUp) -> None:
+        key = f"{scope}/{name[: -len(SUFFIX)]}"
+        writer.delete_documents_by_term("key", key)
+        report.dropped_keys.add(key)
+        report.removed += 1
+
+    def _reread(
+        self,
+        writer: tantivy.IndexWriter,
+        scope: str,
+        name: str,
+        signature: list[int],
+        was_indexed: bool,
+        entries: dict[str, list[Any]],
+        report: CatchUp,
+        read: dict[str, tuple[Memory, list[int]]],
+    ) -> None:
+        """Read one changed file; its document is added after the pass, with the derived status."""
+        from gate.memory.files import CorruptMemoryFile, read_memory  # only when something changed
+        from gate.memory.supersession import live_supersedes
+
+        key = f"{scope}/{name[: -len(SUFFIX)]}"
+        writer.delete_documents_by_term("key", key)
+        report.dropped_keys.add(key)
+        if was_indexed:
+            report.removed += 1
+        path = join(self.store_dirs[scope], name)
+        try:
+            memory = read_memory(path)
+            if memory.scope != scope:
+                memory.scope = scope  # the directory decides the scope; a copied file follows its place
+        except CorruptMemoryFile as error:
+            report.corrupt.append(error)
+            entries[name] = [*signature, None, error.reason]
+            return
+        except OSError as error:
+            report.corrupt.append(CorruptMemoryFile(path, f"unreadable ({error.strerror})"))
+            entries.pop(name, None)
+            return
+        read[key] = (memory, signature)
+        report.added += 1
+        entries[name] = [*signature, memory.id, live_supersedes(memory.status, memory.links)]
+
+    @staticmethod
+    def _derived_record(memory: Memory, superseded: set[str]) -> dict[str, Any]:
+        from gate.memory.supersession import effective_status
+
+        record = memory.to_dict()
+        record["status"] = effective_status(memory.status, memory.id in superseded)
+        return record
+
+    def _restatus(
+        self, writer: tantivy.IndexWriter, ids: set[str], superseded: set[str], report: CatchUp
+    ) -> None:
+        """Re-add, with the status derived now, the documents of memories whose file did not change but whose
+        live successors did (one was written, forgotten, edited or deleted). Their records come from the last
+        commit; documents this pass deleted or read again are already settled."""
+        from gate.memory.supersession import effective_status
+
+        if not ids:
+            return
+        searcher = self.searcher()
+        for memory_id in sorted(ids):
+            query = tantivy.Query.term_query(SCHEMA, "id", memory_id, index_option="basic")
+            for _, address in searcher.search(query, limit=len(SCOPES_INDEXED), count=False).hits:
+                doc = searcher.doc(address)
+                record = json.loads(bytes(doc.get_first("record")))
+                key = f"{record['scope']}/{memory_id}"
+                if key in report.dropped_keys:
+                    continue
+                status = effective_status(record["status"], memory_id in superseded)
+                if status == record["status"]:
+                    continue
+                record["status"] = status
+                writer.delete_documents_by_term("key", key)
+                writer.add_document(_document(record, str(doc.get_first("sig") or "")))
+                report.restatused += 1
+
+    def refresh_changed(self, signatures: dict[str, str]) -> bool:
+        """Re-index the candidates whose file differs from what was indexed (an edit in place leaves the
+        directory's mtime alone, so no catch-up noticed it). `signatures`: key -> indexed signature, as
+        search() collects them. A few stat calls; True when something was re-indexed (search again)."""
+        changed: dict[str, list[str]] = {}
+        for key, signature in signatures.items():
+            scope, _, memory_id = key.partition("/")
+            directory = self.store_dirs.get(scope)
+            if directory is None:
+                continue
+            name = memory_id + SUFFIX
+            try:
+                info = os.lstat(join(directory, name))
+                current = f"{info.st_mtime_ns} {info.st_size} {info.st_ino}"
+            except OSError:
+                current = ""
+            if current != signature:
+                changed.setdefault(scope, []).append(name)
+        if not changed:
+            return False
+        try:
+            writer = self._writer(0.0)
+        except IndexBusy:
+            return False  # someone is writing; their catch-up or the next search will see it
+        report = CatchUp()
+        files_state = _read_json(self._files_file).get("scopes", {})
+        dirs_state = _read_json(self._dirs_file).get("dirs", {})
+        self._apply(writer, [], files_state, dirs_state, report, start_over=False, only=changed)
+        return report.touched
 
     def catch_up_for_hook(self) -> CatchUp:
         """catch_up, bounded for a hook: a missing index over a large store is built in the background."""
@@ -429,13 +596,42 @@ class MemoryIndex:
         return tantivy.Query.boolean_query(clauses)
 
     def search(
-        self, terms: list[str], boosts: dict[str, float], limit: int
+        self, terms: list[str], boosts: dict[str, float], limit: int, signatures: dict[str, str] | None = None
     ) -> list[tuple[float, dict[str, Any]]]:
+        """Ranked records; `signatures`, when given, receives each hit's key -> indexed file signature."""
         if not terms:
             return []
         searcher = self.searcher()
         result = searcher.search(self.query_terms(terms, boosts), limit=limit, count=False)
-        return [(score, self._record(searcher, address)) for score, address in result.hits]
+        found = []
+        for score, address in result.hits:
+            doc = searcher.doc(address)
+            record = json.loads(bytes(doc.get_first("record")))
+            if signatures is not None:
+                signatures[f"{record['scope']}/{record['id']}"] = str(doc.get_first("sig") or "")
+            found.append((score, record))
+        return found
+
+    def explain(self, terms: list[str], boosts: dict[str, float], key: str) -> list[tuple[str, str, float]]:
+        """(field, term, score) of every query clause that matches the document `key`, as BM25 scored it
+        (boost included): which field and which terms made a hit."""
+        searcher = self.searcher()
+        found = searcher.search(tantivy.Query.term_query(SCHEMA, "key", key, index_option="basic"), limit=1)
+        if not found.hits:
+            return []
+        address = found.hits[0][1]
+        matched = []
+        for term in terms:
+            for field_name, boost in boosts.items():
+                query = tantivy.Query.term_query(SCHEMA, field_name, term, index_option="freq")
+                if boost != 1.0:
+                    query = tantivy.Query.boost_query(query, boost)
+                try:
+                    score = float(json.loads(query.explain(searcher, address).to_json())["value"])
+                except ValueError:
+                    continue  # this clause does not match the document
+                matched.append((field_name, term, score))
+        return matched
 
     def common_terms(self, terms: Iterable[str], fields: Iterable[str], ratio: float, min_docs: int) -> list[str]:
         """The terms found in more than `ratio` of the memories (in any of `fields`): words every memory of the

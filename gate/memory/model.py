@@ -18,6 +18,8 @@ __all__ = ["KINDS", "LINK_TYPES", "SCOPES", "SOURCES", "STATUSES", "Link", "Memo
 
 ID_PATTERN = re.compile(r"^[a-z0-9-]{3,40}$")
 TITLE_MAX = 160
+# Cue words: how someone would ask about the fact (symptoms, error text, other names); a line or two.
+CUES_MAX = 1_000
 # A memory is one fact with its why/where/how: ~50k tokens is far beyond any; the hooks analyze each hit's body.
 BODY_MAX = 200_000
 
@@ -48,6 +50,7 @@ class Memory:
     kind: str
     title: str
     body: str = ""
+    cues: str = ""  # how someone would ask about it; indexed in a field of its own (rules/search.toml boosts it)
     tags: list[str] = field(default_factory=list)
     scope: str = "private"
     project: str = ""
@@ -102,7 +105,7 @@ class Memory:
 
     # --- rules ------------------------------------------------------------------------------------------------
     def validate(self) -> None:
-        for name in ("id", "kind", "title", "body", "scope", "project", "source", "status", "created",
+        for name in ("id", "kind", "title", "body", "cues", "scope", "project", "source", "status", "created",
                      "updated", "session"):
             if not isinstance(getattr(self, name), str):
                 raise ValidationError(f"{name} must be text")
@@ -126,6 +129,11 @@ class Memory:
             raise ValidationError(
                 f"body is {len(self.body)} characters; at most {BODY_MAX}",
                 hint="a memory is one fact: keep what matters and point to the file or document for the rest",
+            )
+        if len(self.cues) > CUES_MAX:
+            raise ValidationError(
+                f"cues are {len(self.cues)} characters; at most {CUES_MAX}",
+                hint="cues are the few words someone would ask with: symptoms, error text, other names",
             )
         if self.scope not in SCOPES:
             raise ValidationError(f"unknown scope {self.scope!r}", hint=f"scopes: {', '.join(SCOPES)}")
@@ -161,4 +169,5 @@ class Memory:
         return [link.target for link in self.links if link.type == link_type]
 
     def searchable_text(self) -> str:
-        return " ".join([self.title, self.body, " ".join(self.tags)])
+        return " ".join([self.title, self.body, self.cues, " ".join(self.tags)])
+

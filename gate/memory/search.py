@@ -172,14 +172,17 @@ def search(
     cut = rules.get("cut", {})
     max_hits = int(limit if limit is not None else cut.get("max_hits", 8))
     terms = terms[:MAX_QUERY_TERMS] if terms is not None else query_terms(text)
-    boosts = dict(rules.get("boost", {"title": 2.0, "body": 1.0}))
+    boosts = field_boosts(rules)
     common: list[str] = []
     if drop_common and terms:
         common = index.common_terms(
             terms, boosts, float(cut.get("common_ratio", 1.0)), int(cut.get("common_min_memories", 10))
         )
         terms = [t for t in terms if t not in common]
-    raw = index.search(terms, boosts, int(cut.get("candidates", 40)))
+    signatures: dict[str, str] = {}
+    raw = index.search(terms, boosts, int(cut.get("candidates", 40)), signatures)
+    if index.refresh_changed(signatures):  # a candidate's file was edited in place since it was indexed
+        raw = index.search(terms, boosts, int(cut.get("candidates", 40)))
     project = index.paths.root
     candidates: list[Candidate] = []
     ranked: dict[str, Hit] = {}
@@ -228,12 +231,26 @@ def search(
             hits.append(hit)
         candidates.append(Candidate(hit.id, hit.record["title"], hit.score, disposition))
     for hit in hits:  # the admitted few only: analysing every candidate's body cost a hook milliseconds
-        present = set(text_terms(f"{hit.record['title']} {hit.record['body']} {' '.join(hit.record['tags'])}"))
+        record = hit.record
+        text = f"{record['title']} {record['body']} {record.get('cues', '')} {' '.join(record['tags'])}"
+        present = set(text_terms(text))
         hit.matched = [t for t in terms if t in present]
     appendix = related_appendix(index, hits, rules, exclude) if related and hits else []
     result = SearchResult(terms, hits, appendix, candidates, top, cliff)
     result.common = common
     return result
+
+
+def field_boosts(rules: dict[str, Any]) -> dict[str, float]:
+    return {str(k): float(v) for k, v in rules.get("boost", {"title": 2.0, "body": 1.0}).items()}
+
+
+def explain(index: MemoryIndex, hit: Hit, terms: list[str], rules: dict[str, Any]) -> dict[str, Any]:
+    """Which field and which query terms made a hit, with each clause's BM25 score (boost included)."""
+    fields: dict[str, dict[str, float]] = {}
+    for field_name, term, score in index.explain(terms, field_boosts(rules), f"{hit.record['scope']}/{hit.id}"):
+        fields.setdefault(field_name, {})[term] = round(score, 4)
+    return {"fields": fields, "via": hit.superseding}
 
 
 def related_appendix(

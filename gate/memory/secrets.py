@@ -1,5 +1,10 @@
 """Refuse credentials at write time. Patterns are data (rules/secrets.toml); the message names the pattern only,
-never the matched text, so a refused secret does not end up in a terminal log or the audit either."""
+never the matched text, so a refused secret does not end up in a terminal log or the audit either.
+
+Some matches are not secrets, and refusing them taught users to work around the check: a local development
+URL (`postgresql://payments:payments@localhost:5433/payments`) and placeholders (`<password>`, `${TOKEN}`,
+`***`, `sk-xxxx…`). The rules' [allow] table accepts those when a memory is written; logs are still redacted
+by the patterns alone."""
 
 from __future__ import annotations
 
@@ -8,6 +13,11 @@ from functools import cache
 
 from gate.errors import SecretError
 from gate.rules import load_rules
+
+_URL_CREDENTIAL = re.compile(
+    r"^[a-z][a-z0-9+.\-]*://(?P<user>[^\s/:@]*):(?P<password>[^\s/@]*)@(?P<host>\[[^\]\s]*\]|[^\s/:?#]*)",
+    re.IGNORECASE,
+)
 
 
 @cache
@@ -26,11 +36,51 @@ def _patterns(project_root: str | None) -> tuple[tuple[str, re.Pattern[str]], ..
     return tuple((name, pattern) for (name, _), pattern in compiled.items())
 
 
+class _Allow:
+    """The [allow] table of the shipped and user rules (a project's checked-in rules cannot widen it)."""
+
+    def __init__(self, table: dict) -> None:
+        self.local_hosts = {str(h).lower() for h in table.get("local_hosts", [])}
+        self.local_password = re.compile(str(table.get("local_password", r"(?!)")))
+        self.service_host = re.compile(str(table.get("service_host", r"(?!)")))
+        self.placeholders = [re.compile(str(p)) for p in table.get("placeholders", [])]
+        self.key_like = re.compile(str(table.get("key_like", r"[A-Za-z0-9+/=_\-]{12,}")))
+
+    def is_placeholder(self, value: str) -> bool:
+        return any(p.fullmatch(value) for p in self.placeholders)
+
+    def holds_placeholder_only(self, text: str) -> bool:
+        """The text holds a placeholder, and once they are taken out nothing key-like is left."""
+        rest = text
+        for pattern in self.placeholders:
+            rest = pattern.sub(" ", rest)
+        return rest != text and not self.key_like.search(rest)
+
+    def local_url(self, user: str, password: str, host: str) -> bool:
+        host = host.strip("[]").lower()
+        if host in self.local_hosts:
+            return password == user or bool(self.local_password.fullmatch(password))
+        return bool(self.service_host.fullmatch(host)) and password == user and bool(password)
+
+    def allows(self, matched: str) -> bool:
+        url = _URL_CREDENTIAL.match(matched)
+        if url is not None:
+            password = url["password"]
+            return self.is_placeholder(password) or self.local_url(url["user"], password, url["host"])
+        return self.holds_placeholder_only(matched)
+
+
+@cache
+def _allow() -> _Allow:
+    return _Allow(load_rules("secrets", None).get("allow", {}))
+
+
 def find_secret(text: str, project_root: str | None = None) -> str | None:
-    """The name of the first secret pattern the text matches, or None."""
+    """The name of the first secret pattern the text matches (leaving out what [allow] accepts), or None."""
     for name, pattern in _patterns(project_root):
-        if pattern.search(text):
-            return name
+        for match in pattern.finditer(text):
+            if not _allow().allows(match.group(0)):
+                return name
     return None
 
 

@@ -1,7 +1,11 @@
-"""The store's write side and whole-store reads (cold path): remember, update, forget, link, import, export.
+"""The store's write side and whole-store reads (cold path): remember, update, forget, link, restore, import,
+export.
 
 Files are the source of truth; after every write the index is caught up in the same process. Nothing is
-written until everything is validated: a refused memory leaves no trace.
+written until everything is validated: a refused memory leaves no trace. Every write that replaces a file
+keeps the version it replaces (gate/memory/history.py). Supersession is never written into the memory it
+replaces: it follows from the successor's `supersedes` link, wherever that link came from (see
+gate/memory/supersession.py), so a write touches one file.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from gate.errors import NotFoundError, ValidationError
+from gate.errors import DuplicateError, NotFoundError, ValidationError
 from gate.memory.files import (
     CorruptMemoryFile,
     iter_memories,
@@ -21,9 +25,11 @@ from gate.memory.files import (
     write_memories,
     write_memory,
 )
+from gate.memory.history import History, Version, history_root
 from gate.memory.index import CatchUp, MemoryIndex
 from gate.memory.model import ID_PATTERN, SCOPES, Link, Memory, mint_id, now_iso
 from gate.memory.secrets import refuse_secrets
+from gate.memory.supersession import effective_status, live_supersedes
 from gate.paths import ProjectPaths, ensure_private_dir
 
 WRITER_WAIT_SECONDS = 20.0
@@ -43,10 +49,31 @@ def text_fields(memory: Memory) -> dict[str, str]:
     return {
         "title": memory.title,
         "body": memory.body,
+        "cues": memory.cues,
         "tags": " ".join(memory.tags),
         "paths": " ".join(memory.paths),
         "triggers": " ".join(memory.triggers),
     }
+
+
+def effective_statuses(memories: Iterable[Memory]) -> dict[str, str]:
+    """id -> the status readers see, derived from the memories' links as the index derives it."""
+    memories = list(memories)
+    superseded = {target for m in memories for target in live_supersedes(m.status, m.links)}
+    return {m.id: effective_status(m.status, m.id in superseded) for m in memories}
+
+
+class ImportReport:
+    """What an import did: the ids written (and of those, the ids it wrote over), and each refused line."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.replaced: list[str] = []
+        self.refused: list[tuple[int, str]] = []  # (line number, why)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"imported": len(self.ids), "ids": self.ids, "replaced": self.replaced,
+                "skipped": [{"line": line, "error": error} for line, error in self.refused]}
 
 
 class Store:
@@ -82,6 +109,17 @@ class Store:
         memory = read_memory(path)
         memory.scope = self._scope_of(path)
         return memory
+
+    def superseded_by(self, memory_id: str) -> list[str]:
+        """The live memories that supersede this one (read from the index, which every command catches up)."""
+        return [
+            record["id"] for record in self.index.linking_to(memory_id)
+            if memory_id in live_supersedes(record["status"], record["links"])
+        ]
+
+    def status_of(self, memory: Memory) -> str:
+        """The status readers see: forgotten as the file says, superseded while a live successor exists."""
+        return effective_status(memory.status, bool(self.superseded_by(memory.id)))
 
     def _scope_of(self, path: Path) -> str:
         for scope in SCOPES:
@@ -135,7 +173,7 @@ class Store:
         if memory.scope == "private":
             self._mark_project()
         self._written.add(memory.scope)
-        return write_memory(store_dir, memory, private=private, new=new)
+        return write_memory(store_dir, _as_written(memory), private=private, new=new)
 
     def _mark_project(self) -> None:
         marker = Path(self.paths.project_marker)
@@ -143,30 +181,47 @@ class Store:
             ensure_private_dir(marker.parent)
             marker.write_text(json.dumps({"root": self.paths.root}), encoding="utf-8")
 
-    def remember(self, memory: Memory, *, supersedes: Iterable[str] = ()) -> Memory:
-        """Validate and write a new memory; mark what it supersedes; catch the index up."""
+    def remember(
+        self, memory: Memory, *, supersedes: Iterable[str] = (), refuse_duplicates: bool = False
+    ) -> Memory:
+        """Validate and write a new memory and catch the index up (which derives what it supersedes).
+
+        `refuse_duplicates` (`gate remember` without --new): a fact that restates a live memory it does not
+        link to is refused with DuplicateError."""
         if not memory.project:
             memory.project = self.paths.root
-        old_ids = list(dict.fromkeys(supersedes))
-        for old_id in old_ids:
+        for old_id in dict.fromkeys(supersedes):
             if not any(link.type == "supersedes" and link.target == old_id for link in memory.links):
                 memory.links.append(Link("supersedes", old_id))
         if memory.paths and not memory.anchors:
             memory.anchors = self.anchor_hashes(memory.paths)
         self._check(memory, new=True)
-        superseded = [self.get(old_id) for old_id in old_ids]
+        if refuse_duplicates:
+            self._refuse_duplicate(memory)
         self._write(memory, new=True)  # fails, rather than replace, if the id was taken since _check
-        for old in superseded:
-            if old.status == "active":
-                old.status = "superseded"
-                old.updated = now_iso()
-                self._write(old)
         self.catch_up()
         return memory
 
-    def update(self, memory: Memory) -> Memory:
+    def _refuse_duplicate(self, memory: Memory) -> None:
+        from gate.memory import duplicates
+
+        matches = duplicates.find(self.index, memory)
+        if not matches:
+            return
+        best = matches[0].id
+        others = f" (also like {', '.join(m.id for m in matches[1:])})" if len(matches) > 1 else ""
+        raise DuplicateError(
+            f"looks like {best}: `--supersedes {best}` to replace it, `--link relates:{best}` to keep both "
+            f"linked, `--new` to keep both{others}; nothing was written",
+            hint=f"{best}: {matches[0].record['title']}",
+            matches=[m.to_json() for m in matches],
+        )
+
+    def update(self, memory: Memory, *, action: str = "edit") -> Memory:
+        """Rewrite an existing memory; the version it replaces goes to the history (`action` says why)."""
         memory.updated = now_iso()
         self._check(memory, new=False)
+        self._keep_previous(memory.id, memory.scope, action)
         self._write(memory)
         self.catch_up()
         return memory
@@ -174,7 +229,7 @@ class Store:
     def forget(self, memory_id: str) -> Memory:
         memory = self.get(memory_id)
         memory.status = "forgotten"
-        return self.update(memory)
+        return self.update(memory, action="forget")
 
     def link(self, source_id: str, link_type: str, target_id: str) -> Memory:
         memory = self.get(source_id)
@@ -182,14 +237,62 @@ class Store:
         if any(link.type == link_type and link.target == target_id for link in memory.links):
             return memory
         memory.links.append(Link(link_type, target_id))
-        if link_type == "supersedes":
-            target = self.get(target_id)
-            memory.validate()
-            if target.status == "active":
-                target.status = "superseded"
-                target.updated = now_iso()
-                self._write(target)
-        return self.update(memory)
+        return self.update(memory, action="link")
+
+    # --- history ------------------------------------------------------------------------------------------------
+    def history(self, scope: str) -> History:
+        from gate.settings import load_settings
+
+        settings = load_settings(self.paths.root, problems=[])
+        return History(
+            history_root(self.paths, scope),
+            max_age_days=int(settings["history_max_age_days"]),
+            max_bytes=int(settings["history_max_bytes"]),
+        )
+
+    def _keep_previous(self, memory_id: str, scope: str, action: str, *, prune: bool = True) -> None:
+        """Save the file about to be replaced (as it is on disk now), then prune that history."""
+        path = memory_path(self.paths.store_for_scope(scope), memory_id)
+        try:
+            previous = read_memory(path)
+        except FileNotFoundError:
+            return
+        except CorruptMemoryFile:
+            return  # nothing readable to keep (`gate doctor` lists the file); the write repairs it
+        history = self.history(scope)
+        history.save(previous, scope, action)
+        if prune:
+            history.prune()
+
+    def versions(self, memory_id: str) -> tuple[str, list[Version]]:
+        """(scope, saved versions oldest first) of a memory, whether or not its file still exists."""
+        path = self.locate(memory_id)
+        scopes = [self._scope_of(path)] if path is not None else list(SCOPES)
+        for scope in scopes:
+            found = self.history(scope).versions(memory_id)
+            if found or path is not None:
+                return scope, found
+        raise NotFoundError(f"no memory {memory_id!r} and no saved version of it", hint="`gate list` shows the ids")
+
+    def restore(self, memory_id: str, number: int) -> Memory:
+        """Make saved version `number` the current one; the version it replaces is saved in turn."""
+        scope, versions = self.versions(memory_id)
+        version = next((v for v in versions if v.number == number), None)
+        if version is None:
+            known = ", ".join(f"@{v.number}" for v in versions) or "none"
+            raise NotFoundError(f"no version {memory_id}@{number}", hint=f"saved versions: {known}")
+        try:
+            memory = Memory.from_dict(version.memory, fill_defaults=False)
+        except ValidationError as error:
+            raise ValidationError(f"version {memory_id}@{number} is not a valid memory any more: {error}") from error
+        memory.scope = scope
+        if self.locate(memory_id) is None:  # its file was deleted: the restore writes it again
+            memory.updated = now_iso()
+            self._check(memory, new=True)
+            self._write(memory, new=True)
+            self.catch_up()
+            return memory
+        return self.update(memory, action="restore")
 
     # --- bulk ---------------------------------------------------------------------------------------------------
     def export(self) -> Iterator[dict[str, Any]]:
@@ -198,45 +301,81 @@ class Store:
             yield memory.to_dict()
 
     def import_lines(self, lines: Iterable[str], *, source_name: str = "input") -> list[str]:
-        """Import JSON lines; a bad line is rejected with its number and nothing of it is written.
+        """Import JSON lines, all or nothing: every refused line is named, and then nothing is written."""
+        return self.import_report(lines, source_name=source_name).ids
 
-        The whole input is validated first (ids unique, links resolvable within the input or the store), then
-        written, so a failing file imports nothing at all.
-        """
-        parsed: list[Memory] = []
-        seen: set[str] = set()
+    def import_report(
+        self, lines: Iterable[str], *, source_name: str = "input", skip_refused: bool = False, replace: bool = False
+    ) -> ImportReport:
+        """Import JSON lines as `gate export` writes them.
+
+        The whole input is validated first (ids unique, links resolvable within the input or the store, no
+        secrets). Every refused line is reported with its number. Without `skip_refused` a refused line means
+        nothing is written; with it, the rest is written (and a line whose link pointed at a refused one is
+        refused in turn). `replace`: a line whose id exists writes over that memory, whose version is kept in
+        the history; without it, such a line is refused."""
+        report = ImportReport()
+        accepted: dict[str, tuple[int, Memory]] = {}
         existing = self.existing_ids()  # one listing, not three stats per line (imports run to 100k lines)
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
-                if not isinstance(data, dict):
-                    raise ValidationError("a line must be a JSON object")
-                data.setdefault("project", self.paths.root)
-                if data.get("id") is not None and not ID_PATTERN.match(str(data["id"])):
-                    raise ValidationError(f"invalid id {data['id']!r}")
-                memory = Memory.from_dict(data)
-                if memory.id in seen or memory.id in existing:
-                    raise ValidationError(f"id {memory.id!r} is not unique")
-                refuse_secrets(text_fields(memory), self.paths.root)
+                memory = self._import_line(line, accepted, existing, replace=replace)
             except (ValueError, ValidationError) as error:
-                raise ValidationError(f"{source_name}, line {number}: {error}", hint="nothing was imported") from error
-            seen.add(memory.id)
-            parsed.append(memory)
-        for memory in parsed:
-            for link in memory.links:
-                if link.target not in seen and link.target not in existing:
-                    raise ValidationError(
-                        f"{source_name}: {memory.id} links to {link.target}, which is neither in the input "
-                        "nor in the store",
-                        hint="nothing was imported",
-                    )
+                report.refused.append((number, str(error)))
+                continue
+            accepted[memory.id] = (number, memory)
+        _refuse_dangling_links(accepted, existing, report)
+        report.refused.sort()
+        if report.refused and not skip_refused:
+            named = "; ".join(f"line {n}: {why}" for n, why in report.refused)
+            raise ValidationError(
+                f"{source_name}: {len(report.refused)} line(s) refused — {named}",
+                hint="nothing was imported; fix those lines, or --skip-refused imports the rest",
+            )
+        parsed = [memory for _, memory in accepted.values()]
+        replaced = [m for m in parsed if m.id in existing]
+        fresh = [m for m in parsed if m.id not in existing]
         if any(m.scope == "private" for m in parsed):
             self._mark_project()
-        write_memories([(self.paths.store_for_scope(m.scope), m, m.scope != "team") for m in parsed], new=True)
+        for memory in replaced:
+            self._keep_previous(memory.id, memory.scope, "import", prune=False)
+        for scope in {m.scope for m in replaced}:
+            self.history(scope).prune()  # once, not once a line (imports run to 100k lines)
+        if fresh:
+            write_memories([(self.paths.store_for_scope(m.scope), _as_written(m), m.scope != "team") for m in fresh],
+                           new=True)
+        if replaced:
+            write_memories(
+                [(self.paths.store_for_scope(m.scope), _as_written(m), m.scope != "team") for m in replaced]
+            )
         self.catch_up()
-        return [m.id for m in parsed]
+        report.ids = [m.id for m in parsed]
+        report.replaced = [m.id for m in replaced]
+        return report
+
+    def _import_line(
+        self, line: str, accepted: dict[str, tuple[int, Memory]], existing: set[str], *, replace: bool
+    ) -> Memory:
+        data = json.loads(line)
+        if not isinstance(data, dict):
+            raise ValidationError("a line must be a JSON object")
+        data.setdefault("project", self.paths.root)
+        if data.get("id") is not None and not ID_PATTERN.match(str(data["id"])):
+            raise ValidationError(f"invalid id {data['id']!r}")
+        memory = Memory.from_dict(data)
+        if memory.id in accepted:
+            raise ValidationError(f"id {memory.id!r} is not unique (line {accepted[memory.id][0]} has it too)")
+        if memory.id in existing:
+            if not replace:
+                raise ValidationError(f"id {memory.id!r} exists in the store (--replace writes over it)")
+            path = self.locate(memory.id)
+            where = self._scope_of(path) if path is not None else memory.scope
+            if where != memory.scope:
+                raise ValidationError(f"id {memory.id!r} exists in the {where} store, not the {memory.scope} one")
+        refuse_secrets(text_fields(memory), self.paths.root)
+        return memory
 
     # --- index --------------------------------------------------------------------------------------------------
     def catch_up(self, *, deep: bool = False) -> CatchUp:
@@ -245,27 +384,33 @@ class Store:
         return self.index.catch_up(wait_seconds=WRITER_WAIT_SECONDS, deep=deep, written=written)
 
     def reindex(self) -> CatchUp:
-        self.settle_supersessions()
         return self.index.rebuild()
 
-    def settle_supersessions(self) -> list[str]:
-        """Mark superseded every active memory that an active memory supersedes.
 
-        `remember --supersedes` writes the new memory, then marks the old one; a crash between the two
-        writes leaves both active. This finishes the second write (run by `gate reindex`)."""
-        memories = {m.id: m for m in self.memories()}
-        settled = []
-        for memory in memories.values():
-            if memory.status != "active":
-                continue
-            for old_id in memory.linked("supersedes"):
-                old = memories.get(old_id)
-                if old is not None and old.status == "active":
-                    old.status = "superseded"
-                    old.updated = now_iso()
-                    self._write(old)
-                    settled.append(old.id)
-        return settled
+def _as_written(memory: Memory) -> Memory:
+    """The memory as its file records it: a `superseded` status (written by earlier versions, or read back from
+    a derived record) becomes active; the successor's link is what supersedes it."""
+    if memory.status != "superseded":
+        return memory
+    from dataclasses import replace
+
+    return replace(memory, status="active")
+
+
+def _refuse_dangling_links(accepted: dict[str, tuple[int, Memory]], existing: set[str], report: ImportReport) -> None:
+    """Refuse the lines whose links point at neither an accepted line nor the store, until none is left."""
+    changed = True
+    while changed:
+        changed = False
+        for memory_id, (number, memory) in list(accepted.items()):
+            missing = [link for link in memory.links if link.target not in accepted and link.target not in existing]
+            if missing:
+                link = missing[0]
+                report.refused.append(
+                    (number, f"{memory_id} links to {link.target}, which is neither in the input nor in the store")
+                )
+                del accepted[memory_id]
+                changed = True
 
 
 def health(paths: ProjectPaths) -> dict[str, Any]:

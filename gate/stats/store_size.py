@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from gate.memory.files import CorruptMemoryFile, iter_memories
+from gate.memory.model import Memory
+from gate.memory.supersession import effective_status, live_supersedes
 from gate.paths import ProjectPaths, project_key, user_dirs
 
 
@@ -38,6 +40,7 @@ def store_figures(project: Path | None) -> dict[str, Any]:
     by_status: Counter[str] = Counter()
     corrupt = 0
     seen: set[Path] = set()
+    found: list[tuple[str, Memory]] = []
     for scope, directory in _stores(project):
         if directory in seen:
             continue
@@ -46,10 +49,15 @@ def store_figures(project: Path | None) -> dict[str, Any]:
             if isinstance(item, CorruptMemoryFile):
                 corrupt += 1
                 continue
-            by_status[item.status] += 1
-            if item.status == "active":  # what can still be delivered is what "size" means to a reader
-                by_kind[item.kind] += 1
-                by_scope[scope] += 1
+            found.append((scope, item))
+    # superseded is derived from the links, as the index derives it (ids are random: one pool is fine)
+    superseded = {target for _, m in found for target in live_supersedes(m.status, m.links)}
+    for scope, item in found:
+        status = effective_status(item.status, item.id in superseded)
+        by_status[status] += 1
+        if status == "active":  # what can still be delivered is what "size" means to a reader
+            by_kind[item.kind] += 1
+            by_scope[scope] += 1
     return {
         "active": sum(by_kind.values()),
         "by_kind": dict(by_kind.most_common()),

@@ -93,6 +93,7 @@ def remember_command(body: JSON) -> Reply:
     command = line.strip()
     command = command.replace('"<one-line fact>"', shlex.quote(STORED_TITLE))
     command = command.replace('"<why, where, how to verify>"', shlex.quote("Covered by test_trigger.py."))
+    command = command.replace('"<how it would be asked>"', shlex.quote("reserve trigger off by one day"))
     command = re.sub(r"\s--link\s+\S+:<ID>", "", command)  # nothing to link to in a fresh store
     assert "<" not in command, f"unfilled placeholder in {command!r}"
     return Reply.bash(command, "Store the fix in memory")

@@ -1,0 +1,138 @@
+"""The history of every write (cold path): each version of a memory that a write replaced, kept on disk.
+
+Before gate rewrites a memory file — edit, forget, link, verify --refresh/--retire, import over an id, restore —
+the version it replaces is saved as `<history>/<scope>/<id>/<N>.json` (N counts up per memory). Private and team
+memories of a project keep theirs under the project's data directory, user memories under the user store's;
+never in the repository (team memories have git as well). `gate show --history ID` lists them and
+`gate restore ID@N` brings one back (saving the version it replaces, so a restore can be undone too).
+
+Bounded: versions older than `history_max_age_days` are pruned, and the oldest go first while a history
+directory holds more than `history_max_bytes` (settings, gate/defaults.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from gate.memory.model import Memory, now_iso
+from gate.paths import ProjectPaths, ensure_private_dir
+
+join = os.path.join
+SUFFIX = ".json"
+
+
+def history_root(paths: ProjectPaths, scope: str) -> str:
+    """Where one scope's history lives: per project for private and team memories, per user for user ones."""
+    if scope == "user":
+        return join(paths.dirs.data, "user", "history")
+    return join(paths.dirs.data, "projects", paths.key, "history", scope)
+
+
+@dataclass
+class Version:
+    number: int
+    saved: str  # when this version was replaced
+    action: str  # what replaced it: edit, forget, link, import, restore, refresh, retire
+    scope: str
+    memory: dict[str, Any]
+    size: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.number, "saved": self.saved, "action": self.action, "scope": self.scope,
+                "memory": self.memory}
+
+
+class History:
+    """The saved versions of one scope's memories."""
+
+    def __init__(self, root: str, *, max_age_days: int, max_bytes: int) -> None:
+        self.root = root
+        self.max_age_days = max_age_days
+        self.max_bytes = max_bytes
+
+    def _dir(self, memory_id: str) -> str:
+        return join(self.root, memory_id)
+
+    def numbers(self, memory_id: str) -> list[int]:
+        try:
+            names = os.listdir(self._dir(memory_id))
+        except OSError:
+            return []
+        return sorted(int(name[: -len(SUFFIX)]) for name in names if name.endswith(SUFFIX) and name[:-5].isdigit())
+
+    def save(self, memory: Memory, scope: str, action: str) -> int:
+        """Keep `memory` (the version about to be replaced) as the next version of its id; its number."""
+        directory = ensure_private_dir(self._dir(memory.id))
+        payload = {"version": 0, "saved": now_iso(), "action": action, "scope": scope, "memory": memory.to_dict()}
+        number = (self.numbers(memory.id) or [0])[-1] + 1
+        while True:  # another writer may take a number at the same moment: O_EXCL, then the next one
+            payload["version"] = number
+            try:
+                fd = os.open(join(directory, f"{number}{SUFFIX}"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                number += 1
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(payload, handle, ensure_ascii=False)
+            return number
+
+    def versions(self, memory_id: str) -> list[Version]:
+        found = []
+        for number in self.numbers(memory_id):
+            version = self.get(memory_id, number)
+            if version is not None:
+                found.append(version)
+        return found
+
+    def get(self, memory_id: str, number: int) -> Version | None:
+        path = join(self._dir(memory_id), f"{number}{SUFFIX}")
+        try:
+            with open(path, encoding="utf-8") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                data = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("memory"), dict):
+            return None
+        return Version(number, str(data.get("saved", "")), str(data.get("action", "")), str(data.get("scope", "")),
+                       data["memory"], size)
+
+    def prune(self, now: float | None = None) -> int:
+        """Drop versions past the age limit, then the oldest while the directory is over its size; how many."""
+        now = time.time() if now is None else now
+        cutoff = now - self.max_age_days * 86400
+        entries: list[tuple[float, int, str]] = []  # (mtime, size, path)
+        try:
+            ids = list(os.scandir(self.root))
+        except OSError:
+            return 0
+        for memory_dir in ids:
+            if not memory_dir.is_dir(follow_symlinks=False):
+                continue
+            try:
+                for entry in os.scandir(memory_dir.path):
+                    if entry.name.endswith(SUFFIX):
+                        info = entry.stat(follow_symlinks=False)
+                        entries.append((info.st_mtime, info.st_size, entry.path))
+            except OSError:
+                continue
+        entries.sort()
+        total = sum(size for _, size, _ in entries)
+        removed = 0
+        for mtime, size, path in entries:
+            if mtime >= cutoff and total <= self.max_bytes:
+                break
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            total -= size
+            removed += 1
+            with contextlib.suppress(OSError):  # empty only when that was its memory's last version
+                os.rmdir(os.path.dirname(path))
+        return removed

@@ -1,0 +1,55 @@
+"""`gate import`: every refused line is named (nothing imported); `--skip-refused` imports the rest and reports
+what it skipped. (`--replace`, import over an existing id, is in tests/test_history.py.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gate.memory.store import Store
+
+GOOD_AND_BAD = [
+    {"id": "m-good1", "kind": "finding", "title": "Local database runs in docker compose",
+     "body": "postgresql://payments:payments@localhost:5433/payments"},  # a local credential: accepted
+    {"id": "m-bad01", "kind": "finding", "title": "Prod database", "body": "postgres://app:Xk93jfkdP2qq@db.prod/app"},
+    {"id": "m-good2", "kind": "finding", "title": "Queue lives on rabbitmq"},
+]
+
+
+def jsonl(lines: list) -> str:
+    return "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines)
+
+
+def test_import_names_every_refused_line_and_imports_nothing(gate, project: Path) -> None:
+    lines = [
+        *GOOD_AND_BAD,
+        {"id": "m-bad02", "kind": "nonsense", "title": "Unknown kind"},
+        {"id": "m-bad03", "kind": "finding", "title": "Staging key", "body": "STRIPE_KEY=sk_live_" + "a1B2" * 6},
+    ]
+    code, out, err = gate("import", "-", stdin=jsonl(lines))
+    assert code == 2
+    for number in (2, 4, 5):
+        assert f"line {number}:" in err
+    assert "line 1:" not in err and "line 3:" not in err
+    assert "a1B2a1B2" not in err  # the refusal names the pattern, never the secret
+    assert "--skip-refused" in err
+    assert Store.for_cwd(str(project)).memories() == []
+
+
+def test_import_skip_refused_imports_the_rest_and_reports_what_it_skipped(gate, project: Path) -> None:
+    lines = [
+        *GOOD_AND_BAD,
+        # links to a refused line: refused in turn, not written with a dangling link
+        {"id": "m-link1", "kind": "fix", "title": "Prod database moved",
+         "links": [{"type": "fixes", "target": "m-bad01"}]},
+        "not json at all",
+    ]
+    code, out, err = gate("import", "-", "--skip-refused", "--json", stdin=jsonl(lines))
+    assert code == 0, err
+    report = json.loads(out)
+    assert sorted(report["ids"]) == ["m-good1", "m-good2"]
+    assert [s["line"] for s in report["skipped"]] == [2, 4, 5]
+    assert "secret" in report["skipped"][0]["error"] and "m-bad01" in report["skipped"][1]["error"]
+    assert sorted(m.id for m in Store.for_cwd(str(project)).memories()) == ["m-good1", "m-good2"]
+    code, out, err = gate("import", "-", "--skip-refused", stdin=jsonl(lines[1:2]))
+    assert code == 0 and "skipped stdin, line 1:" in out and "imported 0 memories" in out

@@ -1,0 +1,74 @@
+"""Secrets without false alarms: local development credentials and placeholders are accepted at write time,
+real-looking credentials still refused (the whole generated corpus, at a larger sample than the hardening suite)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "data"))
+from secrets_corpus import GENERATORS, secrets
+
+from gate.memory.secrets import find_secret
+from gate.memory.store import Store
+
+ACCEPTED = [
+    "postgresql://payments:payments@localhost:5433/payments",  # the docker-compose database of the issue
+    "postgresql://user:<password>@host/db",
+    "DATABASE_URL=postgres://app:${DB_PASSWORD}@db.internal:5432/app",
+    "redis://:***@cache.internal:6379/0",
+    "mysql://root:xxx@db.prod.example.com/shop",
+    "postgres://payments:payments@db:5432/payments",  # compose service host, same user and password
+    "amqp://guest:guest@rabbitmq:5672/",
+    "postgres://postgres:postgres@127.0.0.1/app",
+    "postgres://dev:password1@localhost/app",  # a plain word on a local host
+    "mongodb://admin:admin@[::1]:27017/test",
+    "OPENAI_API_KEY=sk-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "use ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX as the shape of the token",
+    "AKIAXXXXXXXXXXXXXXXX is what an access key id looks like",
+    "export STRIPE_KEY=sk_live_<your key here>",
+]
+
+REFUSED = [
+    "postgres://admin:Xk93jfkdP2qq@localhost:5432/db",  # random-looking, even on localhost (an SSH tunnel)
+    "mysql://root:Ab3kD9xQ2z@127.0.0.1:3306/shop",
+    "postgres://payments:payments@db.internal/payments",  # a dotted host is not a compose service
+    "postgres://admin:S3cretPw@db:5432/orders",  # a compose host, but not the same user and password
+    "redis://:payments@cache:6379",  # no user to be the same as
+    "ghp_XXX3abcdefGHIJKLmnopqrstuvwxyz0123456789",  # a key with x's inside is still a key
+    "sk-xxxxA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+]
+
+
+@pytest.mark.parametrize("text", ACCEPTED)
+def test_local_credentials_and_placeholders_are_accepted(text: str, gate) -> None:
+    code, out, err = gate("remember", "Local development connection details", "--body", text, "--new")
+    assert code == 0, err
+    assert find_secret(text) is None
+
+
+@pytest.mark.parametrize("text", REFUSED)
+def test_real_looking_credentials_are_still_refused(text: str, gate, project: Path) -> None:
+    code, out, err = gate("remember", "Connection details", "--body", text)
+    assert code == 2 and "secret" in err, (code, err)
+    assert Store.for_cwd(str(project)).memories() == []
+
+
+def test_the_whole_corpus_is_still_refused_at_a_larger_sample() -> None:
+    """50 samples of each kind (the hardening suite writes 2 through every door): the allowances accept none."""
+    corpus = secrets(seed=2027, per_kind=50)
+    accepted = [kind for kind, text in corpus if find_secret(text) is None]
+    assert accepted == []
+    assert len(corpus) == 50 * len(GENERATORS)
+
+
+def test_a_project_cannot_widen_the_allowances(gate, project: Path) -> None:
+    """A repository's checked-in rules may add secret patterns, never accept more: [allow] is read from the
+    shipped and user rules only."""
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "secrets.toml").write_text('[allow]\nlocal_hosts = ["db.internal"]\nlocal_password = ".*"\n')
+    code, _, err = gate("remember", "Connection details", "--body", "postgres://app:Xk93jfkdP2qq@db.internal/app")
+    assert code == 2 and "secret" in err

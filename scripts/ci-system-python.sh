@@ -51,9 +51,13 @@ if ! has_venv; then
     minor="$("$system_python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         say "the system python has no venv/ensurepip: installing python3-venv with apt-get"
+        log="$(mktemp)"
         export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq python3-venv || apt-get install -y -qq "python$minor-venv"
+        if ! { apt-get update -qq && apt-get install -y -qq python3-venv; } >"$log" 2>&1 &&
+            ! apt-get install -y -qq "python$minor-venv" >>"$log" 2>&1; then
+            tail -n 20 "$log" >&2
+        fi
+        rm -f "$log"
     fi
     has_venv || die "$system_python has no venv/ensurepip, so no venv can be made with it" \
         "install python3-venv (Debian, Ubuntu: apt-get install python3-venv python$minor-venv), or set GATE_CI_SYSTEM_PYTHON=skip"

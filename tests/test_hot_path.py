@@ -18,7 +18,7 @@ import pytest
 
 from gate.paths import audit_log_file
 
-FORBIDDEN = ("pydantic", "pydantic_settings", "loguru", "tomli_w", "platformdirs")
+FORBIDDEN = ("pydantic", "pydantic_settings", "loguru", "tomli_w", "platformdirs", "yaml")
 # What a hook process may import beyond the standard library.
 ALLOWED_THIRD_PARTY = ("tantivy", "Stemmer", "cython_runtime", "gate")  # PyStemmer is a Cython module
 

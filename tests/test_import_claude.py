@@ -282,6 +282,14 @@ def test_plain_import_still_needs_a_file(gate, project: Path) -> None:
     assert code == 2 and "--dry-run goes with --from" in err
 
 
+def test_doctor_names_the_import_command(gate, project: Path) -> None:
+    write_sample(default_memory_dir(project))
+    code, out, _ = gate("doctor", "--no-run", "--json")
+    (auto,) = [c for c in json.loads(out)["checks"] if "auto memory" in c["message"]]
+    assert "holds 8 memories" in auto["message"]
+    assert "gate import --from claude-memory" in auto["hint"]
+
+
 # --- gate import --from claude-md -------------------------------------------------------------------------------
 
 CLAUDE_MD = """# Payments service

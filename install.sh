@@ -3,8 +3,8 @@
 #
 #   ./install.sh [PROJECT_DIR] [--scope project|local|user] [--no-wire]
 #
-# 1. creates .venv here (python3 >= 3.11; $PYTHON picks a specific one) and installs gate into it with the
-#    dev extras (`pip install -e '.[dev]'`), so the tests run from the same environment;
+# 1. creates .venv here (python3 >= 3.11; $PYTHON picks a specific one, $GATE_VENV another place) and installs
+#    gate into it with the dev extras (`pip install -e '.[dev]'`), so the tests run from the same environment;
 # 2. puts `gate` on PATH: a symlink in ~/.local/bin when that directory is on PATH, else it prints exactly how;
 # 3. wires the hooks into PROJECT_DIR (default: the current directory) with `gate install --scope SCOPE`
 #    (default scope: project) — skipped with --no-wire or GATE_INSTALL_NO_WIRE=1;
@@ -15,7 +15,7 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="$repo/.venv"
+venv="${GATE_VENV:-$repo/.venv}"
 project="$PWD"
 scope="project"
 wire="yes"

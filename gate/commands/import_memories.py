@@ -1,4 +1,6 @@
-"""`gate import FILE|-`: JSON lines as `gate export` writes them; all or nothing unless --skip-refused."""
+"""`gate import FILE|-`: JSON lines as `gate export` writes them; all or nothing unless --skip-refused.
+
+`--from claude-memory|claude-md` imports what Claude Code keeps instead (gate/importers/command.py)."""
 
 from __future__ import annotations
 
@@ -8,15 +10,18 @@ from pathlib import Path
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import GateError
+from gate.importers import command as importers
 from gate.memory.store import ImportReport
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("import", help="import memories from JSON lines (FILE or - for stdin)")
-    parser.add_argument("file", metavar="FILE")
+    parser = sub.add_parser("import", help="import memories from JSON lines (FILE or - for stdin), or --from "
+                            "claude-memory / claude-md")
+    parser.add_argument("file", metavar="FILE|DIR", nargs="?", help="JSON lines (- for stdin); with --from: see there")
     add_refusal_options(parser)
     add_project_option(parser)
     add_json_option(parser)
+    importers.add_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -30,6 +35,9 @@ def add_refusal_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.source != "jsonl":
+        return importers.run(args)
+    importers.require_file(args)
     lines, name = read_lines(args.file)
     report = open_store(args).import_report(
         lines, source_name=name, skip_refused=args.skip_refused, replace=args.replace

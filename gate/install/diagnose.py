@@ -570,7 +570,7 @@ def competitors(settings: Settings, root: Path) -> list[Check]:
                     "competition", "info", f"an MCP memory server is configured: {name} (the agent may store there too)"
                 )
             )
-    checks.extend(auto_memory(settings))
+    checks.extend(auto_memory(settings, root))
     return checks
 
 
@@ -591,20 +591,32 @@ def _mcp_servers(root: Path) -> list[str]:
     return names
 
 
-def auto_memory(settings: Settings) -> list[Check]:
-    """Claude Code's own auto memory (on unless disabled by setting or env, as 2.1.332 decides)."""
+def auto_memory(settings: Settings, root: Path) -> list[Check]:
+    """Claude Code's own auto memory (on unless disabled by setting or env, as 2.1.332 decides), and what it
+    already holds for this project: `gate import --from claude-memory` brings that over."""
+    from gate.importers.claude_paths import auto_memory_dir, topic_files
+
     disabled_env = os.environ.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "").strip().lower() in _TRUE_ENV
     setting = settings.merged("autoMemoryEnabled")
+    directory = auto_memory_dir(root).path
+    kept = len(topic_files(directory))  # nothing when it does not exist (os.walk)
+    held = f"; {directory} holds {kept} memor{'ies' if kept > 1 else 'y'} it kept for this project" if kept else ""
+    bring = "to bring them into gate: `gate import --from claude-memory --dry-run`, then without --dry-run"
     if disabled_env or setting is False:
-        return [Check("competition", "ok", "Claude Code's own auto memory is off")]
+        return [Check("competition", "ok", f"Claude Code's own auto memory is off{held}", bring if kept else None)]
+    if not kept:
+        bring = "`gate import --from claude-memory` brings its memories over once it has some"
+    alone = (
+        'to use gate alone, set "autoMemoryEnabled": false in .claude/settings.json (or '
+        "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1); gate does not change it"
+    )
     return [
         Check(
             "competition",
             "warn",
             "Claude Code's own auto memory is on: the agent may also keep notes in its memory directory, "
-            "which can disagree with gate's",
-            'to use gate alone, set "autoMemoryEnabled": false in .claude/settings.json (or '
-            "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1); gate does not change it",
+            f"which can disagree with gate's{held}",
+            f"{bring}; {alone}",
         )
     ]
 

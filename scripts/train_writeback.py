@@ -130,13 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", type=Path, help="write the learned [score] tables to this TOML file")
     parser.add_argument("--with-unit-turns", type=Path, metavar="DIR",
                         help="also learn from a labelled set of the product's own (tests/data/stop_turns)")
+    parser.add_argument("--unit-weight", type=int, default=1, help="how many times each of those turns counts")
     args = parser.parse_args(argv)
 
     from gate.rules import load_rules
 
     rows = collect(args.labels, args.root)
     if args.with_unit_turns:
-        rows += synthetic(args.with_unit_turns)
+        rows += synthetic(args.with_unit_turns) * args.unit_weight
     rules = load_rules("writeback")
     live = [(owner, f, y) for owner, f, y in rows if not vetoed(f, rules)]
     vetoes = rules.get("score", {}).get("vetoes", [])

@@ -1,6 +1,7 @@
 """Delivery stores for `gate replay --labels`, and the relevance sheets annotators label with them.
 
-    python scripts/corpus/stores.py export --root MIRROR --owner OWNER --memories WRITTEN.json --out STORE.jsonl
+    python scripts/corpus/stores.py export --root MIRROR --owner OWNER --memories WRITTEN.json [--cues CUES.json]
+        --out STORE.jsonl
     python scripts/corpus/stores.py sheet  --root MIRROR --owner OWNER --store STORE.jsonl --out SHEET.txt
 
 `export` turns the memories a writer produced by rubrics/memory-writing.md (a JSON list) into `gate export`
@@ -53,7 +54,9 @@ def _seconds(stamp: str) -> str:
     return stamp[:19] + "Z" if len(stamp) >= 19 else stamp
 
 
-def export(root: Path, owner: str, written: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def export(
+    root: Path, owner: str, written: list[dict[str, Any]], cues: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     sessions = _transcripts(root, owner)
     out = []
     for item in written:
@@ -66,6 +69,8 @@ def export(root: Path, owner: str, written: list[dict[str, Any]]) -> list[dict[s
         memory["links"] = [{"type": "supersedes", "target": t} for t in item.get("supersedes") or []]
         memory["created"] = memory["updated"] = _seconds(stamp) if stamp else "2000-01-01T00:00:00Z"
         memory["session"] = session
+        if cues and cues.get(memory["id"]):
+            memory["cues"] = cues[memory["id"]]  # written as `gate remember --cues` asks, at the memory's turn
         out.append(memory)
     return out
 
@@ -110,10 +115,12 @@ def main(argv: list[str] | None = None) -> int:
         command.add_argument("--owner", required=True)
         command.add_argument("--out", required=True, type=Path)
     sub.choices["export"].add_argument("--memories", required=True, type=Path)
+    sub.choices["export"].add_argument("--cues", type=Path, help="JSON {memory id: cue words} to add")
     sub.choices["sheet"].add_argument("--store", required=True, type=Path)
     args = parser.parse_args(argv)
     if args.command == "export":
-        memories = export(args.root, args.owner, json.loads(args.memories.read_text(encoding="utf-8")))
+        cues = json.loads(args.cues.read_text(encoding="utf-8")) if args.cues else None
+        memories = export(args.root, args.owner, json.loads(args.memories.read_text(encoding="utf-8")), cues)
         args.out.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in memories), encoding="utf-8")
         print(f"{args.owner}: {len(memories)} memories -> {args.out}")
     else:

@@ -159,7 +159,8 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     from gate.memory.search import search  # only on a shift: a follow-up prompt never pays for it
 
     result = search(
-        index, prompt, limit=max_hits, exclude=set(ledger.delivered) | hidden, terms=query, drop_common=True
+        index, prompt, limit=max_hits, exclude=set(ledger.delivered) | hidden, terms=query, drop_common=True,
+        rules=ctx.rules("search"),
     )
     query_size = len(result.terms)
     if verdict.shift:

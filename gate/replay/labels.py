@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from gate.errors import ValidationError
@@ -160,6 +161,22 @@ def _excerpt(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _matched(
+    expected: dict[tuple[str, int], Any], transcript: str, found: dict[int, StepResult], what: str,
+    unmatched: list[str],
+) -> Iterator[tuple[str, int, Any, StepResult]]:
+    """(path, line, expected answer, the step's result) for this transcript's labels; the ones no replayed step
+    answers are listed in `unmatched`."""
+    for (path, line), answer in expected.items():
+        if path != transcript:
+            continue
+        result = found.get(line)
+        if result is None:
+            unmatched.append(f"{path}#{line} ({what})")
+            continue
+        yield path, line, answer, result
+
+
 def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[str]] | None = None) -> dict[str, Any]:
     """Precision and recall per gate, with every wrong case. `store_ids`: each transcript's own memories."""
     shift, block = Confusion(), Confusion()
@@ -214,13 +231,7 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
                         delivery["noise_prompts"] += 1
             elif step.name == "Stop":
                 first_stop.setdefault(step.turn, result)
-        for (path, line), expected_shift in labels.shift.items():
-            if path != transcript:
-                continue
-            result = prompts.get(line)
-            if result is None:
-                unmatched.append(f"{path}#{line} (prompt)")
-                continue
+        for path, line, expected_shift, result in _matched(labels.shift, transcript, prompts, "prompt", unmatched):
             predicted = searched(result)
             shift.add(expected_shift, predicted)
             if predicted != expected_shift:
@@ -229,13 +240,8 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
                     "reason": result.reason, "novelty": result.extra.get("novelty"),
                     "terms": result.extra.get("terms"), "prompt": _excerpt(result.step.event.get("prompt", "")),
                 })
-        for (path, line), (expected_block, kind) in labels.block.items():
-            if path != transcript:
-                continue
-            result = first_stop.get(line)
-            if result is None:
-                unmatched.append(f"{path}#{line} (turn)")
-                continue
+        for path, line, (expected_block, kind), result in _matched(labels.block, transcript, first_stop, "turn",
+                                                                   unmatched):
             blocked = result.blocked
             block.add(expected_block, blocked)
             if kind:

@@ -11,6 +11,14 @@ from gate.replay.run import Replay, skipped_lines
 TOTAL_KEYS = ("prompts", "fires", "delivered", "turns_ended", "blocks", "failed_open")
 
 
+def _shown(path: str) -> str:
+    """A transcript's path as the text output shows it: relative to the working directory when under it."""
+    import os
+
+    here = os.getcwd()
+    return os.path.relpath(path, here) if path.startswith(here + os.sep) else path
+
+
 def _excerpt(text: Any, width: int = 100) -> str:
     flat = " ".join(str(text or "").split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -54,7 +62,7 @@ def _counts(item: dict[str, Any]) -> str:
 def render_replay(data: dict[str, Any]) -> list[str]:
     lines = []
     for session in data["sessions"]:
-        lines.append(f"{session['transcript']}  ({session['session']})")
+        lines.append(f"{_shown(session['transcript'])}  ({session['session']})")
         lines.append(f"  {_counts(session)}")
         for fire in session.get("fired", []):
             terms = ", ".join(fire.get("terms") or [])
@@ -150,7 +158,7 @@ def render_compare(data: dict[str, Any], rules_dir: str) -> list[str]:
              + (" (" + ", ".join(f"{n} {kind}" for kind, n in sorted(data["summary"].items())) + ")"
                 if data["summary"] else "")]
     for change in data["changes"]:
-        where = f"{change['transcript']}:{change['line']}"
+        where = f"{_shown(change['transcript'])}:{change['line']}"
         if change["event"] == "Stop":
             lines.append(f"{change['change']:<22} {where} ({change['before']} → {change['after']})")
             lines.append(f"    reply: \"{change['reply']}\"")

@@ -15,11 +15,13 @@ from gate.errors import ValidationError
 from gate.paths import ProjectPaths
 
 
-def session_start(transcript: str) -> str:
-    """The first timestamp of a transcript ("" when it has none)."""
+def first_timestamp(transcript: str, from_line: int = 1) -> str:
+    """The first timestamp of a transcript at or after a line ("" when there is none)."""
     try:
         with open(transcript, "rb") as handle:
-            for raw in handle:
+            for number, raw in enumerate(handle, start=1):
+                if number < from_line:
+                    continue
                 try:
                     entry = json.loads(raw)
                 except ValueError:
@@ -29,6 +31,11 @@ def session_start(transcript: str) -> str:
     except OSError:
         return ""
     return ""
+
+
+def session_start(transcript: str) -> str:
+    """When a session began: its transcript's first timestamp ("" when it has none)."""
+    return first_timestamp(transcript)
 
 
 def read_store_file(path: str) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ import os
 import sys
 from pathlib import Path
 
+from gate.replay.sandbox import session_start
 from gate.replay.timeline import read_timeline
 from gate.session.transcript import Turn, read_turn
 
@@ -63,15 +64,7 @@ def _session_files(root: Path, owner: str) -> list[Path]:
 
 
 def _start_time(path: Path) -> str:
-    with open(path, "rb") as handle:
-        for raw in handle:
-            try:
-                entry = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(entry, dict) and isinstance(entry.get("timestamp"), str):
-                return entry["timestamp"]
-    return ""
+    return session_start(str(path))
 
 
 def write_owner(root: Path, owner: str, out: Path) -> tuple[int, int]:

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate.replay.sandbox import session_start
+from gate.replay.sandbox import first_timestamp, session_start
 from gate.replay.timeline import read_timeline
 from gate.session.transcript import read_turn
 
@@ -37,17 +37,7 @@ def _transcripts(root: Path, owner: str) -> dict[str, Path]:
 
 
 def _line_timestamp(path: Path, line: int) -> str:
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if number < line:
-                continue
-            try:
-                entry = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(entry, dict) and isinstance(entry.get("timestamp"), str):
-                return entry["timestamp"]
-    return ""
+    return first_timestamp(str(path), line)
 
 
 def _seconds(stamp: str) -> str:

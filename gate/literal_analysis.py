@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 MIN_LITERAL = 3  # shorter strings are in almost any text: not worth a check
-MIN_WIDE_LITERAL = 2  # ... except two characters beyond ASCII (a Chinese word is two: as rare as three letters)
+MIN_WIDE_LITERAL = 1  # ... except characters beyond ASCII: one Chinese character is rarer than three letters
 MAX_GROUPS = 4  # checks per pattern: the strongest few requirements say almost all there is to say
 
 

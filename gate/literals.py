@@ -24,10 +24,14 @@ if TYPE_CHECKING:
 IGNORECASE_FOLD = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
 
 
+# Latin-1 letters whose case re.IGNORECASE folds exactly as lower() does (é/É, à/À, ç/Ç …): not ß, ÿ, µ.
+_LATIN1_CASED = frozenset(chr(c) for c in range(0xC0, 0xFF) if chr(c) not in "×÷ßÿµ")
+
+
 def folds_plainly(text: str) -> bool:
-    """Is `text` compared case-insensitively by plain lower()? ASCII, and characters without case (Chinese,
-    digits, punctuation) are; cased letters beyond ASCII are left to the regex."""
-    return all(ch.isascii() or ch.lower() == ch == ch.upper() for ch in text)
+    """Is `text` compared case-insensitively by plain lower()? ASCII, characters without case (Chinese,
+    digits, punctuation) and the Latin-1 letters are; other cased letters are left to the regex."""
+    return all(ch.isascii() or ch in _LATIN1_CASED or ch.lower() == ch == ch.upper() for ch in text)
 
 
 class LazyPattern:

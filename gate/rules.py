@@ -51,7 +51,7 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-SNAPSHOT_FORMAT = 3  # 3: required strings of the regexes as groups (gate/literals.py)
+SNAPSHOT_FORMAT = 4  # 3: required strings of the regexes as groups (gate/literals.py); 4: non-ASCII strings too
 
 
 class RuleTable(dict):  # type: ignore[type-arg]

@@ -3,7 +3,7 @@
     python scripts/train_writeback.py --labels eval/labels/dev/writeback.jsonl --root MIRROR [--write FILE]
 
 Replays the labelled sessions with the current rules (`gate replay`'s own code), takes each labelled turn's
-features (what the write-back gate saw: phrase evidence and structural signals, `extra["signals"]`), and
+features (phrase evidence and every structural signal, read as the write-back gate reads the turn), and
 fits an L2-regularised logistic regression on the turns no veto holds for (a vetoed turn never blocks,
 whatever it scores). Classes are weighted to balance (few turns should block). The threshold is the one with
 the best F-beta on the dev split (beta 0.5 by default: precision counts double, a false block costs the user).
@@ -43,8 +43,22 @@ def collect(labels_path: str, root: str | None) -> list[tuple[str, dict[str, flo
             if stop is None:
                 continue
             owner = os.path.relpath(transcript, root or os.path.dirname(labels_path)).split(os.sep)[0]
-            rows.append((owner, dict(stop.extra.get("signals", {})), block))
+            rows.append((owner, features_at(transcript, stop.step), block))
         return rows
+
+
+def features_at(transcript: str, step: Any) -> dict[str, float]:
+    """Every feature of the turn a Stop step ends, as the gate reads it (all signals, weighed or not: the hook
+    itself computes only the ones its weights use)."""
+    from gate.gates.evidence import find_evidence
+    from gate.gates.signals import turn_signals
+    from gate.rules import load_rules
+    from gate.session.transcript import read_turn
+
+    rules = load_rules("writeback")
+    last = step.event.get("last_assistant_message")
+    turn = read_turn(transcript, last if isinstance(last, str) else None, end=step.end, previous_reply=True)
+    return {**find_evidence(turn, rules).features, **turn_signals(turn, rules)}
 
 
 def synthetic(directory: Path) -> list[tuple[str, dict[str, float], bool]]:

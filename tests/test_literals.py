@@ -34,7 +34,8 @@ def _texts() -> list[str]:
     han = {w for p in PATTERNS for w in re.findall(r"[\u4e00-\u9fff]{1,4}", p)}
     words = sorted(
         {w for p in PATTERNS for w in re.findall(r"[A-Za-z]{2,}", p)} | han | {ch for w in han for ch in w}
-        | {"the", "we", "it", "1", "42", "é", "à"}
+        | {w for p in PATTERNS for w in re.findall(r"[A-Za-zÀ-ÿ]*[À-ÿ][A-Za-zÀ-ÿ]*", p)}
+        | {"the", "we", "it", "1", "42", "é", "à", "É", "À", "Ç"}
     )
     glue = [" ", " ", " ", ", ", ". ", "\n", "-", "'", "’", "~", "%", " 3 ", "ms ", "ſ", "É", "İ", "ı", "\u212a", "—"]
     texts = [

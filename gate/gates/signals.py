@@ -25,7 +25,7 @@ from gate.literals import LazyPattern
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Collection, Mapping, Sequence
     from typing import Any
 
     from gate.session.transcript import Turn
@@ -126,15 +126,21 @@ def wrote_notes(turn: Turn, rules: Rules) -> str:
     return ""
 
 
-def turn_signals(turn: Turn, rules: Rules) -> dict[str, float]:
-    """Every structural signal of the turn, by name (only the ones that hold)."""
+def turn_signals(turn: Turn, rules: Rules, wanted: Collection[str] | None = None) -> dict[str, float]:
+    """The structural signals of the turn that hold, by name; only those in `wanted` when it is given (the
+    write-back gate asks for the ones its score weighs, and for the vetoes only when the score is reached:
+    each costs regexes a Stop hook would otherwise compile for nothing)."""
     out: dict[str, float] = {}
     prompt = turn.prompt[:4000]
-    if _any(_patterns(rules, "signals", key="machine_prompt"), prompt[:200]):
+
+    def want(*names: str) -> bool:
+        return wanted is None or any(name in wanted for name in names)
+
+    if want("machine_prompt") and _any(_patterns(rules, "signals", key="machine_prompt"), prompt[:200]):
         out["machine_prompt"] = 1.0
     short = len(prompt.strip()) <= _number(rules, "choice_max_chars", 300)
     asking = prompt.rstrip().endswith(("?", "？"))  # a question weighs options; it does not pick one
-    if short and not asking:
+    if want("decides", "choice") and short and not asking:
         if _any(_patterns(rules, "signals", key="decides"), prompt):
             out["decides"] = 1.0
         elif (
@@ -143,28 +149,29 @@ def turn_signals(turn: Turn, rules: Rules) -> dict[str, float]:
             and _any(_patterns(rules, "signals", key="options_offered"), _tail(turn.previous_reply, 1500))
         ):
             out["choice"] = 1.0
-    if prompt and _any(_patterns(rules, "signals", key="correction"), prompt[:600]):
+    if want("correction") and prompt and _any(_patterns(rules, "signals", key="correction"), prompt[:600]):
         out["correction"] = 1.0
-    if turn.text and _any(_patterns(rules, "signals", key="concedes"), turn.text[:400]):
+    if want("concedes") and turn.text and _any(_patterns(rules, "signals", key="concedes"), turn.text[:400]):
         out["concedes"] = 1.0
-    if recovered(turn, rules):
+    if want("recovered") and recovered(turn, rules):
         out["recovered"] = 1.0
-    if prompt and _any(_patterns(rules, "fix", "tools", key="prompt_asks"), prompt[:2000]):
+    if want("asked_fix") and prompt and _any(_patterns(rules, "fix", "tools", key="prompt_asks"), prompt[:2000]):
         out["asked_fix"] = 1.0
-    look = set(_section(rules, "signals").get("look_tools", []))
-    looked = sum(1 for use in turn.tool_uses if use.name in look)
-    if looked >= 3:
-        out["investigated"] = 1.0
-    if turn.text and _any(_patterns(rules, "signals", key="conclusion"), _tail(turn.text, 2000)):
+    if want("investigated"):
+        look = set(_section(rules, "signals").get("look_tools", []))
+        if sum(1 for use in turn.tool_uses if use.name in look) >= 3:
+            out["investigated"] = 1.0
+    if want("conclusion") and turn.text and _any(_patterns(rules, "signals", key="conclusion"), _tail(turn.text, 2000)):
         out["conclusion"] = 1.0
-    edited = _edited_paths(turn)
-    if edited:
-        out["edits"] = float(min(len(set(edited)), _number(rules, "edits_cap", 5)))
-    if not turn.tool_uses and turn.complete:  # (a turn not read back to its prompt may have had tools)
+    if want("edits"):
+        edited = _edited_paths(turn)
+        if edited:
+            out["edits"] = float(min(len(set(edited)), _number(rules, "edits_cap", 5)))
+    if want("explanation_only") and not turn.tool_uses and turn.complete:  # (read back to its prompt: tools known)
         out["explanation_only"] = 1.0
-    if turn.text and asks_user(turn.text, rules):
+    if want("asks_user") and turn.text and asks_user(turn.text, rules):
         out["asks_user"] = 1.0
-    if wrote_notes(turn, rules):
+    if want("wrote_notes") and wrote_notes(turn, rules):
         out["wrote_notes"] = 1.0
     return out
 

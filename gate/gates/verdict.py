@@ -42,6 +42,15 @@ def _float(value: Any, default: float) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
 
 
+def score_inputs(rules: Rules) -> tuple[set[str], set[str]]:
+    """(the features the score weighs, the vetoes): what is worth computing for a turn."""
+    score_rules = _section(rules, "score")
+    weights = score_rules.get("weights", {})
+    weighed = {n for n, w in weights.items() if n != "bias" and w} if isinstance(weights, dict) else set()
+    vetoes = {v for v in score_rules.get("vetoes", []) if isinstance(v, str)}
+    return weighed, vetoes
+
+
 def decide(features: Mapping[str, float], rules: Rules) -> Verdict:
     score_rules = _section(rules, "score")
     weights = score_rules.get("weights", {})

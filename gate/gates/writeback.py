@@ -11,7 +11,7 @@ from __future__ import annotations
 from gate.gates.base import HookContext, Outcome
 from gate.gates.evidence import find_evidence, find_store_decision, kind_phrase
 from gate.gates.signals import signal_quotes, turn_signals
-from gate.gates.verdict import decide
+from gate.gates.verdict import decide, score_inputs
 from gate.render import clean, gate_command
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
@@ -90,8 +90,12 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         extra["store_detail"] = clean(decision.detail, 160)  # for `gate trace`: what counted as storing
         return Outcome("allowed", "ALLOW_ALREADY_STORED", gate="writeback", extra=extra)
     evidence = find_evidence(turn, rules)
-    features = {**evidence.features, **turn_signals(turn, rules)}
+    weighed, vetoes = score_inputs(rules)
+    features = {**evidence.features, **turn_signals(turn, rules, weighed - vetoes)}
     verdict = decide(features, rules)
+    if verdict.reached:  # only then can a veto change the answer: look for them now
+        features.update(turn_signals(turn, rules, vetoes))
+        verdict = decide(features, rules)
     extra["signals"] = features  # for `gate trace` and `gate replay`: what the score saw
     extra["score"] = verdict.score
     if not verdict.block:

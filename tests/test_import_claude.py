@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from auto_memory_sample import BAD_FILES, TOPIC_FILES, write_bad_files, write_sample
 
-from gate.importers import claude_paths
+from gate import claude_code
 from gate.importers.frontmatter import FrontMatterError, split
 from gate.memory.store import Store
 from gate.paths import ProjectPaths
@@ -46,19 +46,19 @@ def by_source(report: dict) -> dict[str, dict]:
 
 
 def test_project_key_is_claude_codes_path_encoding() -> None:
-    assert claude_paths.project_key("/home/dev/src/app.v2_new") == "-home-dev-src-app-v2-new"
-    assert claude_paths.project_key("/tmp/a b/ü") == "-tmp-a-b--"
-    assert claude_paths.project_key("/x/\U0001f600") == "-x---"  # one astral character is two UTF-16 units
+    assert claude_code.project_key("/home/dev/src/app.v2_new") == "-home-dev-src-app-v2-new"
+    assert claude_code.project_key("/tmp/a b/ü") == "-tmp-a-b--"
+    assert claude_code.project_key("/x/\U0001f600") == "-x---"  # one astral character is two UTF-16 units
     long = "/" + "a" * 250
-    key = claude_paths.project_key(long)
+    key = claude_code.project_key(long)
     assert key.startswith("-" + "a" * 199 + "-") and len(key) > 201
-    assert key.endswith("-" + claude_paths._base36(claude_paths._js_string_hash(long)))
+    assert key.endswith("-" + claude_code._base36(claude_code._js_string_hash(long)))
 
 
 def test_the_hash_of_a_cut_key_is_javas_string_hash_made_positive() -> None:
-    assert claude_paths._js_string_hash("hello") == 99162322  # "hello".hashCode()
-    assert claude_paths._js_string_hash("polygenelubricants") == 2**31  # hashCode() is Integer.MIN_VALUE
-    assert claude_paths._base36(99162322) == "1n1e4y"
+    assert claude_code._js_string_hash("hello") == 99162322  # "hello".hashCode()
+    assert claude_code._js_string_hash("polygenelubricants") == 2**31  # hashCode() is Integer.MIN_VALUE
+    assert claude_code._base36(99162322) == "1n1e4y"
 
 
 def git(*args: str) -> None:
@@ -73,16 +73,16 @@ def test_default_directory_is_keyed_by_the_git_root_and_shared_by_worktrees(tmp_
     git("-C", str(main), "commit", "-q", "--allow-empty", "-m", "start")
     worktree = tmp_path / "feature"
     git("-C", str(main), "worktree", "add", "-q", str(worktree))
-    expected = Path.home() / ".claude" / "projects" / claude_paths.project_key(str(main.resolve())) / "memory"
-    assert claude_paths.auto_memory_dir(main.resolve()).path == expected
+    expected = Path.home() / ".claude" / "projects" / claude_code.project_key(str(main.resolve())) / "memory"
+    assert claude_code.auto_memory_dir(main.resolve()).path == expected
     nested = worktree / "src" / "deep"
     nested.mkdir(parents=True)
-    located = claude_paths.auto_memory_dir(nested.resolve())
+    located = claude_code.auto_memory_dir(nested.resolve())
     assert located.path == expected, located
     assert "main worktree" in located.how
     plain = tmp_path / "no git here"
     plain.mkdir()
-    assert claude_paths.auto_memory_dir(plain).path.parent.name == claude_paths.project_key(str(plain))
+    assert claude_code.auto_memory_dir(plain).path.parent.name == claude_code.project_key(str(plain))
 
 
 def write_settings(path: Path, value: object) -> None:
@@ -95,21 +95,21 @@ def test_autoMemoryDirectory_local_over_project_over_user_and_home_expanded(
 ) -> None:
     config = tmp_path / "claude-config"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
-    assert claude_paths.auto_memory_dir(project).path.parts[-4:-2] == (config.name, "projects")
+    assert claude_code.auto_memory_dir(project).path.parts[-4:-2] == (config.name, "projects")
     write_settings(config / "settings.json", "~/memories/user")
-    located = claude_paths.auto_memory_dir(project)
+    located = claude_code.auto_memory_dir(project)
     assert located.path == Path.home() / "memories" / "user" and "settings.json" in located.how
     write_settings(project / ".claude" / "settings.json", str(tmp_path / "project-mem"))
-    assert claude_paths.auto_memory_dir(project).path == tmp_path / "project-mem"
+    assert claude_code.auto_memory_dir(project).path == tmp_path / "project-mem"
     write_settings(project / ".claude" / "settings.local.json", str(tmp_path / "local-mem") + "/")
-    located = claude_paths.auto_memory_dir(project)
+    located = claude_code.auto_memory_dir(project)
     assert located.path == tmp_path / "local-mem" and "settings.local.json" in located.how
     # a value Claude Code cannot use means its default, not the next file's value
     write_settings(project / ".claude" / "settings.local.json", "relative/dir")
-    assert claude_paths.auto_memory_dir(project).path == config / "projects" / claude_paths.project_key(
+    assert claude_code.auto_memory_dir(project).path == config / "projects" / claude_code.project_key(
         str(project)) / "memory"
     write_settings(project / ".claude" / "settings.local.json", "~/../elsewhere")
-    assert "default" in claude_paths.auto_memory_dir(project).how
+    assert "default" in claude_code.auto_memory_dir(project).how
 
 
 # --- front matter -----------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from gate.importers.claude_paths import INDEX, topic_files
+from gate.claude_code import INDEX, topic_files
 from gate.importers.frontmatter import FrontMatterError, split
 from gate.importers.mapping import TYPES, map_claude_memory
 from gate.importers.plan import Item, digest, iso_date, title_and_rest

@@ -9,9 +9,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from gate import claude_code
 from gate.commands._common import open_store, print_json
 from gate.errors import NotFoundError, ValidationError
-from gate.importers import claude_paths, plan
+from gate.importers import plan
 from gate.rules import load_rules
 
 SOURCES = ("jsonl", "claude-memory", "claude-md")
@@ -82,7 +83,7 @@ def _claude_memory(
     if args.file:
         directory, how = Path(args.file).expanduser(), "given"
     else:
-        located = claude_paths.auto_memory_dir(root)
+        located = claude_code.auto_memory_dir(root)
         directory, how = located.path, located.how
     if not directory.is_dir():
         raise NotFoundError(
@@ -98,11 +99,11 @@ def _claude_memory(
 
 
 def _claude_md(args: argparse.Namespace, root: Path, rules: dict) -> tuple[str, list[plan.Item]]:
-    path = Path(args.file).expanduser() if args.file else claude_paths.project_claude_md(root)
+    path = Path(args.file).expanduser() if args.file else claude_code.project_claude_md(root)
     if path is None:
         raise NotFoundError(f"no CLAUDE.md in {root} (nor .claude/CLAUDE.md)",
-                            hint=f"pass the file, e.g. {claude_paths.user_claude_md()} for your own")
-    own = path.expanduser().resolve() == claude_paths.user_claude_md().resolve()
+                            hint=f"pass the file, e.g. {claude_code.user_claude_md()} for your own")
+    own = path.expanduser().resolve() == claude_code.user_claude_md().resolve()
     scope = "user" if own else "team" if args.team else "private"
     from gate.importers import claude_md
 

@@ -594,7 +594,7 @@ def _mcp_servers(root: Path) -> list[str]:
 def auto_memory(settings: Settings, root: Path) -> list[Check]:
     """Claude Code's own auto memory (on unless disabled by setting or env, as 2.1.332 decides), and what it
     already holds for this project: `gate import --from claude-memory` brings that over."""
-    from gate.importers.claude_paths import auto_memory_dir, topic_files
+    from gate.claude_code import auto_memory_dir, topic_files
 
     disabled_env = os.environ.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "").strip().lower() in _TRUE_ENV
     setting = settings.merged("autoMemoryEnabled")

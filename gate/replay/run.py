@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gate.claude_code import config_dir, project_folder_name, project_transcripts
+from gate.claude_code import project_sessions_dir, project_transcripts
 from gate.errors import GateError
 from gate.paths import ProjectPaths, redirect_home, redirect_state
 from gate.replay.engine import SessionRun, replay_timeline
@@ -30,8 +30,7 @@ def find_transcripts(files: list[str], directory: str | None, project: ProjectPa
     found = [str(p) for p in project_transcripts(project.root)]
     if not found:
         raise GateError(
-            f"Claude Code has no sessions of {project.root} (looked for "
-            f"{config_dir() / 'projects' / project_folder_name(project.root)})",
+            f"Claude Code has no sessions of {project.root} (looked in {project_sessions_dir(project.root)})",
             hint="name transcripts (gate replay FILE.jsonl …) or a folder of them (--dir DIR)",
         )
     return found

@@ -14,7 +14,7 @@ from claude_harness import Claude, E2EDirs, GateCli, hook_contexts
 from model_server import request_text
 from test_scenarios import audit, first_shown, wired  # noqa: F401 (wired is a fixture)
 
-from gate.importers.claude_paths import auto_memory_dir, project_key
+from gate.claude_code import auto_memory_dir, project_key
 from gate.paths import project_root
 
 pytestmark = pytest.mark.e2e

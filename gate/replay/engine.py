@@ -9,12 +9,11 @@ user's live state; the store is only read. The index may catch up with the memor
 
 from __future__ import annotations
 
-import tempfile
 from typing import Any
 
 from gate.gates.base import HookContext, Outcome
 from gate.hook import decide
-from gate.paths import ProjectPaths, redirect_state
+from gate.paths import ProjectPaths
 from gate.replay.timeline import Step, Timeline
 from gate.session.ledger import Ledger
 
@@ -99,15 +98,12 @@ def replay_timeline(
     paths: ProjectPaths,
     settings: dict[str, Any],
     rules_overlay: str | None = None,
-    events: frozenset[str] | None = None,
 ) -> SessionRun:
-    """Decide every step of one session with a fresh in-memory ledger. The caller redirects state
-    (replay_sessions does); `events` limits which events are decided (default: all)."""
+    """Decide every step of one session with a fresh in-memory ledger. The caller redirects the state
+    directory (gate.replay.run.replay_all does)."""
     ledger = Ledger(session=timeline.session_id)
     results = []
     for step in timeline.steps:
-        if events is not None and step.name not in events:
-            continue
         ctx = HookContext(
             event=step.event,
             event_name=step.name,
@@ -119,15 +115,3 @@ def replay_timeline(
         )
         results.append(StepResult(step, _decide(ctx, ledger)))
     return SessionRun(timeline, results)
-
-
-def replay_sessions(
-    timelines: list[Timeline],
-    paths: ProjectPaths,
-    settings: dict[str, Any],
-    rules_overlay: str | None = None,
-) -> list[SessionRun]:
-    """Every session in order, state redirected to a throwaway directory for the whole run."""
-    with tempfile.TemporaryDirectory(prefix="gate-replay-") as scratch, redirect_state(scratch):
-        sandboxed = ProjectPaths.for_cwd(paths.root)  # its dirs now carry the redirected state directory
-        return [replay_timeline(t, sandboxed, settings, rules_overlay) for t in timelines]

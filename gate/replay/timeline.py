@@ -31,13 +31,14 @@ from gate.session.transcript import (
     COMMAND,
     COMPACT_SUMMARY,
     HOOK_FEEDBACK,
+    INTERRUPTED,
     PROMPT,
     TOOL_RESULTS,
     classify_user,
+    entry_text,
     without_surrogates,
 )
 
-INTERRUPTED = "[Request interrupted by user"
 # Line types that are conversation; every other type (progress, attachment, file-history-snapshot, …) is
 # something the hooks skip too.
 CONVERSATION = frozenset({"user", "assistant", "system"})
@@ -104,18 +105,6 @@ def _decode(raw: bytes, timeline: Timeline) -> dict[str, Any] | None:
             timeline.repaired["lone_surrogate"] += 1
         entry = repaired
     return entry
-
-
-def _assistant_text(entry: dict[str, Any]) -> str:
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(block.get("text", "")) for block in content if isinstance(block, dict) and block.get("type") == "text"
-        )
-    return ""
 
 
 def _tool_uses(entry: dict[str, Any]) -> list[dict[str, Any]]:
@@ -213,7 +202,7 @@ def read_timeline(path: str) -> Timeline:
                         number,
                         offset,
                     )
-                text = _assistant_text(entry)
+                text = entry_text(entry)
                 if text.strip():
                     walk.last_text = text
                 walk.answered_at = (number, offset)
@@ -233,20 +222,8 @@ def read_timeline(path: str) -> Timeline:
                 if role == PROMPT:
                     walk.emit({"hook_event_name": "UserPromptSubmit", "prompt": text}, number, start)
                 continue
-            if _block_text_starts(entry, INTERRUPTED):
+            if role == INTERRUPTED:
                 walk.answered_at = None  # an interrupted turn ends without a Stop
         if walk is not None:
             walk.stop()
     return timeline
-
-
-def _block_text_starts(entry: dict[str, Any], prefix: str) -> bool:
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content.lstrip().startswith(prefix)
-    if isinstance(content, list):
-        return any(
-            isinstance(block, dict) and str(block.get("text", "")).lstrip().startswith(prefix) for block in content
-        )
-    return False

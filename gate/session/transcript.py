@@ -222,9 +222,16 @@ def _parse(line: bytes) -> dict[str, Any] | None:
 TOOL_RESULTS = "tool_results"  # the results of the assistant's tool calls
 HOOK_FEEDBACK = "hook_feedback"  # "Stop hook feedback:": a Stop hook blocked and the turn goes on
 COMPACT_SUMMARY = "compact_summary"  # the summary that opens the window after a compaction
-NOT_A_PROMPT = "not_a_prompt"  # meta lines, interruption markers, local command output, empty content
+INTERRUPTED = "interrupted"  # "[Request interrupted by user…": the turn ends here, without a Stop
+NOT_A_PROMPT = "not_a_prompt"  # meta lines, local command output, empty content
 PROMPT = "prompt"  # something the user typed
 COMMAND = "command"  # a slash command the user ran (its text is the command's name)
+
+
+def entry_text(entry: dict[str, Any]) -> str:
+    """The text of a transcript line's message (its text blocks, joined)."""
+    message = entry.get("message")
+    return _block_text(message.get("content") if isinstance(message, dict) else None)
 
 
 def classify_user(entry: dict[str, Any]) -> tuple[str, str]:
@@ -240,6 +247,8 @@ def classify_user(entry: dict[str, Any]) -> tuple[str, str]:
         return HOOK_FEEDBACK, ""
     if entry.get("isCompactSummary") is True:
         return COMPACT_SUMMARY, ""
+    if text.lstrip().startswith("[Request interrupted by user"):
+        return INTERRUPTED, ""
     if entry.get("isMeta") is True or not text.strip() or text.lstrip().startswith(_NOT_A_PROMPT):
         return NOT_A_PROMPT, ""
     command = re.search(_COMMAND, text) if "<command-name>" in text else None
@@ -294,7 +303,7 @@ class _Collector:
         if role == COMPACT_SUMMARY:
             self.complete = True  # the turn began before a compaction; its prompt is summarised away
             return True
-        if role == NOT_A_PROMPT:
+        if role in (NOT_A_PROMPT, INTERRUPTED):
             return False
         self.prompt = text
         self.complete = True

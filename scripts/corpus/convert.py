@@ -5,7 +5,8 @@
 
 The format is detected from the text (see exports/). The output is deterministic: the same export always gives
 the same bytes. A summary goes to stderr. Exit 2 when the file is not a known export or not UTF-8 text.
-A dev tool, standard library only; converted sessions are other people's text and stay out of the repository.
+A dev tool (the standard library, and gate's transcript reader to classify lines); converted sessions are
+other people's text and stay out of the repository.
 """
 
 from __future__ import annotations

@@ -1,65 +1,55 @@
-"""What each transcript line is, by the rules the hooks' reader (gate/session/transcript.py) applies, and counts.
+"""What each transcript line is, by the hooks' reader's own classification (gate/session/transcript.py), and counts.
 
-Kept in step with the reader by a test that feeds every line of every converted export to both. A "prompt" is
+A test also feeds every line of every converted export to the reader itself. A "prompt" is
 a user line that opens a turn for the reader: typed text, or a slash command's `<command-name>` echo.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The reader's prefixes of user text that nobody typed, with the name each kind gets here.
+from gate.session.transcript import (
+    COMMAND,
+    COMPACT_SUMMARY,
+    HOOK_FEEDBACK,
+    INTERRUPTED,
+    PROMPT,
+    TOOL_RESULTS,
+    classify_user,
+    entry_text,
+)
+
+CONVERSATION_TYPES = ("user", "assistant", "system")
+_ROLE_NAMES = {PROMPT: "prompt", COMMAND: "command", TOOL_RESULTS: "tool result", HOOK_FEEDBACK: "hook feedback",
+               COMPACT_SUMMARY: "compact summary", INTERRUPTED: "interruption"}
+# Why a user line is no prompt, named for the counts (the reader itself only says "not a prompt").
 _NOT_TYPED = (
-    ("Stop hook feedback:", "hook feedback"),
-    ("[Request interrupted by user", "interruption"),
     ("<local-command-stdout>", "local command output"),
     ("<local-command-stderr>", "local command output"),
     ("Caveat: The messages below were generated", "caveat"),
 )
-_COMMAND = re.compile(r"<command-name>\s*([^<]*)</command-name>")
-CONVERSATION_TYPES = ("user", "assistant", "system")
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        return "\n".join(part for part in parts if part)
-    return ""
 
 
 def user_kind(entry: dict[str, Any]) -> str:
-    """prompt | command | tool result | hook feedback | compact summary | meta | empty | interruption | …"""
+    """prompt | command | tool result | hook feedback | compact summary | interruption | meta | empty | …: the
+    reader's own classification (gate.session.transcript.classify_user), with the lines it skips named."""
     if entry.get("isSidechain") is True:
         return "sidechain"
-    message = entry.get("message")
-    if not isinstance(message, dict):
+    if not isinstance(entry.get("message"), dict):
         return "no message"
-    content = message.get("content")
-    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-        return "tool result"
-    text = _text(content)
-    if text.startswith("Stop hook feedback:"):
-        return "hook feedback"
-    if entry.get("isCompactSummary") is True:
-        return "compact summary"
+    role, _ = classify_user(entry)
+    if role in _ROLE_NAMES:
+        return _ROLE_NAMES[role]
     if entry.get("isMeta") is True:
         return "meta"
-    if not text.strip():
+    text = entry_text(entry).lstrip()
+    if not text:
         return "empty"
-    head = text.lstrip()
-    for prefix, kind in _NOT_TYPED:
-        if head.startswith(prefix):
-            return kind
-    if "<command-name>" in text and _COMMAND.search(text):
-        return "command"
-    return "prompt"
+    return next((kind for prefix, kind in _NOT_TYPED if text.startswith(prefix)), "not a prompt")
 
 
 @dataclass

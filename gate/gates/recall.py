@@ -1,6 +1,7 @@
-"""The recall gate (UserPromptSubmit): on a topic shift, search memory and inject what it found.
+"""The recall gate (UserPromptSubmit): search memory and inject what it found — on a topic shift, or when the
+prompt names memories not yet delivered (two of its terms together in one memory's title, tags or cues).
 
-Silent unless there is something to read: trivial prompts, follow-ups on the same topic, and shifts that
+Silent unless there is something to read: trivial prompts, follow-ups that name nothing new, and searches that
 find nothing pass without a word. What was delivered in this compaction window is not repeated.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 from gate.gates import topic
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.gates.prompt_cues import on_prompt, withheld
+from gate.memory.cues import named_terms  # (loaded already: the prompt cues read the cue table)
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
 from gate.session.transcript import previous_turn
@@ -54,8 +56,6 @@ def _named_pairs(pairs: PairFilter | None, query: list[str], spent: set[str], mo
 
 def _spend(ledger: Ledger, records: list[dict[str, Any]]) -> None:
     """Remember the pairs of terms that name what was just delivered."""
-    from gate.memory.cues import named_terms
-
     spent = dict.fromkeys(ledger.spent_pairs)
     for record in records:
         found = sorted(named_terms(record))
@@ -64,11 +64,8 @@ def _spend(ledger: Ledger, records: list[dict[str, Any]]) -> None:
 
 
 def _named(hit: Hit, query: list[str], relevance: dict[str, Any]) -> bool:
-    """Does the memory's title, tags or cues hold enough of the prompt's terms?"""
-    from gate.textproc import terms as text_terms
-
-    record = hit.record
-    named = set(text_terms(f"{record['title']} {' '.join(record.get('tags', []))} {record.get('cues', '')}"))
+    """Does the memory's title, tags or cues hold enough of the prompt's terms (as the pair filter counts them)?"""
+    named = set(named_terms(hit.record))
     return sum(1 for t in query if t in named) >= int(relevance.get("min_named_terms", 2))
 
 
@@ -156,7 +153,7 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
         return Outcome("skipped", "SKIP_NO_INDEX", gate="recall", extra=extra)
     hidden = withheld(ctx)  # expired or not yet due by their own triggers
     max_hits = int(ctx.settings.get("recall_max_hits", 5))
-    from gate.memory.search import search  # only on a shift: a follow-up prompt never pays for it
+    from gate.memory.search import search  # only when there is reason to look: a follow-up never pays for it
 
     result = search(
         index, prompt, limit=max_hits, exclude=set(ledger.delivered) | hidden, terms=query, drop_common=True,

@@ -76,7 +76,7 @@ class StoreDecision:
 # rules
 
 
-def _section(rules: Rules, *path: str) -> Mapping[str, Any]:
+def rule_section(rules: Rules, *path: str) -> Mapping[str, Any]:
     node: Any = rules
     for key in path:
         node = node.get(key, {}) if isinstance(node, dict) else {}
@@ -86,8 +86,8 @@ def _section(rules: Rules, *path: str) -> Mapping[str, Any]:
 _lazy: dict[tuple[tuple[str, ...], int], list[LazyPattern]] = {}
 
 
-def _patterns(rules: Rules, *path: str, key: str = "patterns", text: bool = True) -> list[LazyPattern]:
-    raw = _section(rules, *path).get(key, [])
+def rule_patterns(rules: Rules, *path: str, key: str = "patterns", text: bool = True) -> list[LazyPattern]:
+    raw = rule_section(rules, *path).get(key, [])
     items = tuple(str(p) for p in raw) if isinstance(raw, list) else ()
     # Sentences are prose: case does not matter. Tool output is not ("0 failed" vs "FAILED").
     flags = re.IGNORECASE if text else re.MULTILINE
@@ -98,7 +98,7 @@ def _patterns(rules: Rules, *path: str, key: str = "patterns", text: bool = True
 
 
 def _limit(rules: Rules, key: str, default: int) -> int:
-    value = _section(rules, "limits").get(key, default)
+    value = rule_section(rules, "limits").get(key, default)
     return int(value) if isinstance(value, int) else default
 
 
@@ -157,10 +157,10 @@ class _Run:
 
 
 def _runs(turn: Turn, rules: Rules) -> list[_Run]:
-    commands = _patterns(rules, "fix", "tools", key="run_commands")
-    fails = _patterns(rules, "fix", "tools", key="fail_output", text=False)
-    passes = _patterns(rules, "fix", "tools", key="pass_output", text=False)
-    stores = _patterns(rules, "store", key="commands")
+    commands = rule_patterns(rules, "fix", "tools", key="run_commands")
+    fails = rule_patterns(rules, "fix", "tools", key="fail_output", text=False)
+    passes = rule_patterns(rules, "fix", "tools", key="pass_output", text=False)
+    stores = rule_patterns(rules, "store", key="commands")
     runs = []
     for use in turn.tool_uses:
         command = use.input.get("command")
@@ -179,7 +179,7 @@ def _runs(turn: Turn, rules: Rules) -> list[_Run]:
 
 
 def _edits(turn: Turn, rules: Rules) -> list[tuple[int, str]]:
-    tools = set(_section(rules, "fix", "tools").get("edit_tools", []))
+    tools = set(rule_section(rules, "fix", "tools").get("edit_tools", []))
     out = []
     for use in turn.tool_uses:
         if use.name not in tools:
@@ -209,12 +209,12 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str]] | None:
         return None
     success = passed_after[0]  # the first green run after editing is the one the edits made pass
     failed_before = [r for r in runs if not r.passed and r.seq < success.seq]
-    asked = any(p.search(turn.prompt) for p in _patterns(rules, "fix", "tools", key="prompt_asks"))
+    asked = any(p.search(turn.prompt) for p in rule_patterns(rules, "fix", "tools", key="prompt_asks"))
     if not failed_before and not asked:
         return None
     files = list(dict.fromkeys(path.rsplit("/", 1)[-1] for seq, path in edits if seq < success.seq and path))
     names = ", ".join(files[:3]) + (" …" if len(files) > 3 else "")
-    section = _section(rules, "fix", "tools")
+    section = rule_section(rules, "fix", "tools")
     if failed_before:
         template = str(section.get("quote_recovered", "`{command}` failed, then passed after edits to {files}"))
     else:
@@ -229,11 +229,7 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str]] | None:
 
 def kind_phrase(kinds: Sequence[str], rules: Rules) -> str:
     """ "a decision and a fix": how the MEMORY CHECK names what the turn holds."""
-    return _phrase(kinds, rules)
-
-
-def _phrase(kinds: Sequence[str], rules: Rules) -> str:
-    names = _section(rules, "phrases")
+    names = rule_section(rules, "phrases")
     words = [str(names.get(kind, f"a {kind}")) for kind in kinds]
     if len(words) <= 1:
         return "".join(words)
@@ -244,7 +240,7 @@ def find_evidence(turn: Turn, rules: Rules) -> Evidence:
     """The kinds of memory-worthy things the turn holds, with short quotes showing where."""
     width = _limit(rules, "quote_chars", 160)
     text = turn.text[-_limit(rules, "max_text_chars", 20000) :]
-    ignore = _patterns(rules, "sentences", key="ignore")
+    ignore = rule_patterns(rules, "sentences", key="ignore")
     said = _statements(sentences(text), ignore)
     asked = sentences(turn.prompt[:8000])
     asked_statements = _statements(asked, ignore)
@@ -253,11 +249,11 @@ def find_evidence(turn: Turn, rules: Rules) -> Evidence:
     features: dict[str, float] = {}
     files: list[str] = []
     for kind in ("decision", "fix", "gotcha", "learning"):
-        hit = _first_match(said, _patterns(rules, kind))
+        hit = _first_match(said, rule_patterns(rules, kind))
         if hit:
             features[kind] = 1.0
         elif kind == "decision":
-            hit = _first_match(asked_statements, _patterns(rules, kind))  # a choice the user made
+            hit = _first_match(asked_statements, rule_patterns(rules, kind))  # a choice the user made
             if hit:
                 features["user_decision"] = 1.0
         if hit:
@@ -268,29 +264,29 @@ def find_evidence(turn: Turn, rules: Rules) -> Evidence:
         found.setdefault("fix", tool_fix[0])
         files = tool_fix[1]
     preference = _first_match(
-        _statements(asked, _patterns(rules, "preference", key="ignore")), _patterns(rules, "preference")
+        _statements(asked, rule_patterns(rules, "preference", key="ignore")), rule_patterns(rules, "preference")
     )
     if preference:
         features["preference"] = 1.0
         found["preference"] = _quote(preference[0], preference[1], width)
 
-    order = [k for k in _section(rules, "phrases").get("order", KINDS) if k in found]
+    order = [k for k in rule_section(rules, "phrases").get("order", KINDS) if k in found]
     order += [k for k in KINDS if k in found and k not in order]
     if not files:
         files = [path for _, path in _edits(turn, rules) if path]
     quotes = [found[k] for k in order][: _limit(rules, "max_quotes", 3)]
-    return Evidence(order, quotes, _phrase(order, rules), list(dict.fromkeys(files)), features)
+    return Evidence(order, quotes, kind_phrase(order, rules), list(dict.fromkeys(files)), features)
 
 
 def find_store_decision(turn: Turn, rules: Rules) -> StoreDecision | None:
     """A `gate remember|link|forget|edit|import` run in the turn, else an explicit 'nothing to store'."""
-    commands = _patterns(rules, "store", key="commands")
+    commands = rule_patterns(rules, "store", key="commands")
     for use in turn.tool_uses:
         command = use.input.get("command")
         if use.name == "Bash" and isinstance(command, str) and any(p.search(command) for p in commands):
             result = turn.result_for(use.id)
             return StoreDecision("stored", command.strip(), ok=not (result is not None and result.is_error))
-    acknowledgements = _patterns(rules, "store", key="acknowledgements")
+    acknowledgements = rule_patterns(rules, "store", key="acknowledgements")
     for sentence in sentences(turn.text):
         for pattern in acknowledgements:
             if pattern.search(sentence):

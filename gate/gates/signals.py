@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from gate.gates.evidence import _patterns, _section
+from gate.gates.evidence import rule_patterns, rule_section
 from gate.literals import LazyPattern
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
@@ -40,7 +40,7 @@ def _any(patterns: Sequence[LazyPattern], text: str) -> bool:
 
 
 def _number(rules: Rules, key: str, default: int) -> int:
-    value = _section(rules, "signals").get(key, default)
+    value = rule_section(rules, "signals").get(key, default)
     return int(value) if isinstance(value, int) else default
 
 
@@ -59,11 +59,11 @@ def asks_user(text: str, rules: Rules) -> bool:
         return False
     last = tail.rstrip(" *_`\n")
     final = re.split(r"\n\s*\n", last)[-1] if "\n" in last else last
-    if _any(_patterns(rules, "signals", key="courtesy_questions"), final[-200:]):
+    if _any(rule_patterns(rules, "signals", key="courtesy_questions"), final[-200:]):
         return False  # "want me to commit?" after finished work: the obvious next step, not a choice
     if final.endswith(("?", "？")):
         return True
-    return _any(_patterns(rules, "signals", key="asks_user"), tail)
+    return _any(rule_patterns(rules, "signals", key="asks_user"), tail)
 
 
 def _program(command: str) -> str:
@@ -77,7 +77,7 @@ def _program(command: str) -> str:
 
 def recovered(turn: Turn, rules: Rules) -> tuple[str, str] | None:
     """A command that failed, then a different command that succeeded: (failed, worked)."""
-    runs = _patterns(rules, "signals", key="recovery_ignores")
+    runs = rule_patterns(rules, "signals", key="recovery_ignores")
     failed: list[tuple[int, str]] = []
     for use in turn.tool_uses:
         command = use.input.get("command")
@@ -90,7 +90,7 @@ def recovered(turn: Turn, rules: Rules) -> tuple[str, str] | None:
             failed.append((use.seq, command.strip()))
         elif failed and command.strip() not in {c for _, c in failed}:
             before = failed[-1][1]
-            if _program(before) == _program(command) or _section(rules, "signals").get("recovery_any_program"):
+            if _program(before) == _program(command) or rule_section(rules, "signals").get("recovery_any_program"):
                 return before, command.strip()
     return None
 
@@ -110,11 +110,11 @@ def _edited_paths(turn: Turn) -> list[str]:
 
 def wrote_notes(turn: Turn, rules: Rules) -> str:
     """The notes place the turn wrote to ('' when none): a file, a memory tool, a shell redirect into one."""
-    paths = _patterns(rules, "signals", key="notes_paths")
+    paths = rule_patterns(rules, "signals", key="notes_paths")
     for path in _edited_paths(turn):
         if _any(paths, path):
             return path
-    tools = _patterns(rules, "signals", key="notes_tools")
+    tools = rule_patterns(rules, "signals", key="notes_tools")
     for use in turn.tool_uses:
         if _any(tools, use.name):
             return use.name
@@ -136,32 +136,33 @@ def turn_signals(turn: Turn, rules: Rules, wanted: Collection[str] | None = None
     def want(*names: str) -> bool:
         return wanted is None or any(name in wanted for name in names)
 
-    if want("machine_prompt") and _any(_patterns(rules, "signals", key="machine_prompt"), prompt[:200]):
+    if want("machine_prompt") and _any(rule_patterns(rules, "signals", key="machine_prompt"), prompt[:200]):
         out["machine_prompt"] = 1.0
     short = len(prompt.strip()) <= _number(rules, "choice_max_chars", 300)
     asking = prompt.rstrip().endswith(("?", "？"))  # a question weighs options; it does not pick one
     if want("decides", "choice") and short and not asking:
-        if _any(_patterns(rules, "signals", key="decides"), prompt):
+        if _any(rule_patterns(rules, "signals", key="decides"), prompt):
             out["decides"] = 1.0
         elif (
             turn.previous_reply
-            and _any(_patterns(rules, "signals", key="choice"), prompt)
-            and _any(_patterns(rules, "signals", key="options_offered"), _tail(turn.previous_reply, 1500))
+            and _any(rule_patterns(rules, "signals", key="choice"), prompt)
+            and _any(rule_patterns(rules, "signals", key="options_offered"), _tail(turn.previous_reply, 1500))
         ):
             out["choice"] = 1.0
-    if want("correction") and prompt and _any(_patterns(rules, "signals", key="correction"), prompt[:600]):
+    if want("correction") and prompt and _any(rule_patterns(rules, "signals", key="correction"), prompt[:600]):
         out["correction"] = 1.0
-    if want("concedes") and turn.text and _any(_patterns(rules, "signals", key="concedes"), turn.text[:400]):
+    if want("concedes") and turn.text and _any(rule_patterns(rules, "signals", key="concedes"), turn.text[:400]):
         out["concedes"] = 1.0
     if want("recovered") and recovered(turn, rules):
         out["recovered"] = 1.0
-    if want("asked_fix") and prompt and _any(_patterns(rules, "fix", "tools", key="prompt_asks"), prompt[:2000]):
+    if want("asked_fix") and prompt and _any(rule_patterns(rules, "fix", "tools", key="prompt_asks"), prompt[:2000]):
         out["asked_fix"] = 1.0
     if want("investigated"):
-        look = set(_section(rules, "signals").get("look_tools", []))
+        look = set(rule_section(rules, "signals").get("look_tools", []))
         if sum(1 for use in turn.tool_uses if use.name in look) >= 3:
             out["investigated"] = 1.0
-    if want("conclusion") and turn.text and _any(_patterns(rules, "signals", key="conclusion"), _tail(turn.text, 2000)):
+    conclusion = rule_patterns(rules, "signals", key="conclusion") if want("conclusion") else []
+    if conclusion and turn.text and _any(conclusion, _tail(turn.text, 2000)):
         out["conclusion"] = 1.0
     if want("edits"):
         edited = _edited_paths(turn)
@@ -179,7 +180,7 @@ def turn_signals(turn: Turn, rules: Rules, wanted: Collection[str] | None = None
 def signal_quotes(turn: Turn, features: Mapping[str, float], rules: Rules) -> list[str]:
     """What the MEMORY CHECK quotes for the structural signals that counted."""
     out = []
-    width = int(_section(rules, "limits").get("quote_chars", 160))
+    width = int(rule_section(rules, "limits").get("quote_chars", 160))
     if features.get("choice") or features.get("correction"):
         said = " ".join(turn.prompt.split())
         out.append("the user: " + (said if len(said) <= width else said[: width - 1] + "…"))

@@ -9,7 +9,7 @@ learned from the labelled dev split by scripts/train_writeback.py; either way th
 
 from __future__ import annotations
 
-from gate.gates.evidence import _section
+from gate.gates.evidence import rule_section
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def _float(value: Any, default: float) -> float:
 
 def score_inputs(rules: Rules) -> tuple[set[str], set[str]]:
     """(the features the score weighs, the vetoes): what is worth computing for a turn."""
-    score_rules = _section(rules, "score")
+    score_rules = rule_section(rules, "score")
     weights = score_rules.get("weights", {})
     weighed = {n for n, w in weights.items() if n != "bias" and w} if isinstance(weights, dict) else set()
     vetoes = {v for v in score_rules.get("vetoes", []) if isinstance(v, str)}
@@ -52,7 +52,7 @@ def score_inputs(rules: Rules) -> tuple[set[str], set[str]]:
 
 
 def decide(features: Mapping[str, float], rules: Rules) -> Verdict:
-    score_rules = _section(rules, "score")
+    score_rules = rule_section(rules, "score")
     weights = score_rules.get("weights", {})
     weights = weights if isinstance(weights, dict) else {}
     score = _float(weights.get("bias"), 0.0)

@@ -231,14 +231,14 @@ def error_log_file() -> str:
     return join(user_dirs().log, "errors.log")
 
 
-def replace_file(path: str, text: str) -> None:
+def replace_file(path: str, content: str | bytes) -> None:
     """Give `path` this content whole: written beside it as `.NAME.PID.tmp` (0600), then renamed over it, so a
     reader sees the old file or the new one, never a part (ledgers, manifests, cue shards, rule snapshots)."""
     directory, name = os.path.split(path)
     temp = join(directory, f".{name}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(content if isinstance(content, bytes) else content.encode("utf-8"))
     os.replace(temp, path)
 
 

@@ -36,14 +36,6 @@ KEEP = ("id", "kind", "title", "created", "updated", "source", "scope", "project
 FLAG_PATHS, FLAG_TRIGGERS, FLAG_ACTIVE = 1, 2, 4
 
 
-def _write_bytes(path: str, data: bytes) -> None:
-    temp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.replace(temp, path)
-
-
 def _write_json(path: str, data: dict[str, Any]) -> None:
     replace_file(path, json.dumps(data, separators=(",", ":")))  # dumps: the C encoder; dump() is pure Python
 
@@ -304,7 +296,7 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
             header, bits = _pair_shard(
                 scopes, float(relevance.get("common_ratio", 0.25)), int(relevance.get("common_min_memories", 12))
             )
-            _write_bytes(join(directory, cues.PAIRS_FILE), bits)
+            replace_file(join(directory, cues.PAIRS_FILE), bits)
             _write_json(join(directory, cues.PAIRS_HEAD), header)
         head = {"version": VERSION, "defaults": defaults, "dirs": dirs,
                 "files": sum(len(f) for f in scopes.values())}

@@ -156,8 +156,7 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     from gate.memory.search import search  # only when there is reason to look: a follow-up never pays for it
 
     result = search(
-        index, prompt, limit=max_hits, exclude=set(ledger.delivered) | hidden, terms=query, drop_common=True,
-        rules=ctx.rules("search"),
+        index, prompt, limit=max_hits, exclude=set(ledger.delivered) | hidden, terms=query, rules=ctx.rules("search"),
     )
     query_size = len(result.terms)
     if verdict.shift:

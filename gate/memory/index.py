@@ -633,21 +633,6 @@ class MemoryIndex:
                 matched.append((field_name, term, score))
         return matched
 
-    def common_terms(self, terms: Iterable[str], fields: Iterable[str], ratio: float, min_docs: int) -> list[str]:
-        """The terms found in more than `ratio` of the memories (in any of `fields`): words every memory of the
-        project shares (its name, its framework), which say nothing about which memory a prompt wants."""
-        searcher = self.searcher()
-        total = searcher.num_docs
-        if total < min_docs:
-            return []
-        fields = list(fields)
-        common = []
-        for term in terms:
-            frequency = max(searcher.doc_freq(field, term) for field in fields)
-            if frequency > ratio * total:
-                common.append(term)
-        return common
-
     @staticmethod
     def _record(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> dict[str, Any]:
         doc = searcher.doc(address)

@@ -101,7 +101,6 @@ class SearchResult:
         self.candidates = candidates
         self.top_score = top_score
         self.cliff = cliff
-        self.common: list[str] = []  # query terms left out because most memories hold them
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,7 +112,6 @@ class SearchResult:
     def trace_json(self) -> dict[str, Any]:
         return {
             "terms": self.terms,
-            "common": self.common,
             "top_score": round(self.top_score, 4),
             "cliff": round(self.cliff, 4),
             "candidates": [c.to_json() for c in self.candidates],
@@ -164,21 +162,14 @@ def search(
     rules: dict[str, Any] | None = None,
     related: bool = True,
     terms: list[str] | None = None,
-    drop_common: bool = False,
 ) -> SearchResult:
     """`terms`, when given, is the query (the recall gate's, cleaned of the project's noise); else the text's
-    terms are. `drop_common` leaves out terms most memories share (rules/search.toml [cut] common_ratio)."""
+    terms are."""
     rules = rules or load_rules("search", index.paths.root)
     cut = rules.get("cut", {})
     max_hits = int(limit if limit is not None else cut.get("max_hits", 8))
     terms = terms[:MAX_QUERY_TERMS] if terms is not None else query_terms(text)
     boosts = field_boosts(rules)
-    common: list[str] = []
-    if drop_common and terms:
-        common = index.common_terms(
-            terms, boosts, float(cut.get("common_ratio", 1.0)), int(cut.get("common_min_memories", 10))
-        )
-        terms = [t for t in terms if t not in common]
     signatures: dict[str, str] = {}
     raw = index.search(terms, boosts, int(cut.get("candidates", 40)), signatures)
     if index.refresh_changed(signatures):  # a candidate's file was edited in place since it was indexed
@@ -236,9 +227,7 @@ def search(
         present = set(text_terms(text))
         hit.matched = [t for t in terms if t in present]
     appendix = related_appendix(index, hits, rules, exclude) if related and hits else []
-    result = SearchResult(terms, hits, appendix, candidates, top, cliff)
-    result.common = common
-    return result
+    return SearchResult(terms, hits, appendix, candidates, top, cliff)
 
 
 def field_boosts(rules: dict[str, Any]) -> dict[str, float]:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 # them (pairs.bits)
 VERSION = 5
 SCOPES = ("private", "team", "user")
-STANDING_KINDS = ("directive", "task")  # the session-start gate reads these from the index itself
+STANDING_KINDS = ("directive", "preference", "task")  # the session-start gate reads these from the index itself
 INLINE_FILES = 3_000
 
 

@@ -582,13 +582,17 @@ class MemoryIndex:
         ]
 
     # --- reading ------------------------------------------------------------------------------------------------
-    def query_terms(self, terms: Iterable[str], boosts: dict[str, float]) -> tantivy.Query:
+    def query_terms(
+        self, terms: Iterable[str], boosts: dict[str, float], weights: dict[str, float] | None = None
+    ) -> tantivy.Query:
+        """Any of the terms in any field, each clause boosted by its field's boost times the term's weight."""
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         for term in terms:
+            weight = weights.get(term, 1.0) if weights else 1.0
             for field_name, boost in boosts.items():
                 query = tantivy.Query.term_query(SCHEMA, field_name, term, index_option="freq")
-                if boost != 1.0:
-                    query = tantivy.Query.boost_query(query, boost)
+                if boost * weight != 1.0:
+                    query = tantivy.Query.boost_query(query, boost * weight)
                 clauses.append((tantivy.Occur.Should, query))
         clauses.append(
             (tantivy.Occur.MustNot, tantivy.Query.term_query(SCHEMA, "status", "forgotten", index_option="basic"))
@@ -596,13 +600,29 @@ class MemoryIndex:
         return tantivy.Query.boolean_query(clauses)
 
     def search(
-        self, terms: list[str], boosts: dict[str, float], limit: int, signatures: dict[str, str] | None = None
+        self,
+        terms: list[str],
+        boosts: dict[str, float],
+        limit: int,
+        signatures: dict[str, str] | None = None,
+        weights: dict[str, float] | None = None,
+        stats: dict[str, Any] | None = None,
     ) -> list[tuple[float, dict[str, Any]]]:
-        """Ranked records; `signatures`, when given, receives each hit's key -> indexed file signature."""
+        """Ranked records; `signatures`, when given, receives each hit's key -> indexed file signature.
+        `weights`: term -> weight. `stats`, when given, receives what standardising the scores needs: the
+        number of documents that match ("matching"), the index's documents ("docs"), and — with
+        stats["exact"] — every matching document's score ("scores"), which costs a pass over all of them."""
         if not terms:
             return []
         searcher = self.searcher()
-        result = searcher.search(self.query_terms(terms, boosts), limit=limit, count=False)
+        query = self.query_terms(terms, boosts, weights)
+        result = searcher.search(query, limit=limit, count=stats is not None)
+        if stats is not None:
+            stats["matching"] = int(result.count or 0)
+            stats["docs"] = int(searcher.num_docs)
+            if stats.get("exact"):
+                everything = searcher.search(query, limit=max(1, stats["matching"]), count=False)
+                stats["scores"] = [score for score, _ in everything.hits]
         found = []
         for score, address in result.hits:
             doc = searcher.doc(address)

@@ -204,6 +204,18 @@ def render_scores(scores: dict[str, Any], show_wrong: bool = True) -> list[str]:
             f"{d['expected_at_shifts']})"
         )
         lines.append(
+            f"  apart: prompt-time {_figure(d.get('recall_prompt_time'))} ({d.get('reached_prompt_time', 0)}), "
+            f"session start in full {_figure(d.get('recall_session_start'))} ({d.get('reached_session_start', 0)}), "
+            f"index line only {_figure(d.get('recall_index_only'))} ({d.get('reached_index_only', 0)}; "
+            f"{d.get('indexed', 0)} index lines shown)"
+        )
+        for language, figures in d.get("by_language", {}).items():
+            lines.append(
+                f"  {language}: delivery {_figure(figures['recall'])} ({figures['reached']} of {figures['expected']}),"
+                f" prompt-time {_figure(figures['recall_prompt_time'])}, injected precision "
+                f"{_figure(figures['injected_precision'])}, noise {figures['noise']}"
+            )
+        lines.append(
             f"  injected: {d['injected']}, relevant where injected: {d['injected_relevant']} "
             f"({_figure(d['injected_precision'])}); noise: {d['noise']} memories at {d['noise_prompts']} prompts "
             f"that should get none"

@@ -65,7 +65,7 @@ def test_the_estimate_fires_on_the_same_memories_as_the_exact_statistics(real_st
     index = real_store.index
     same = differ = fired = silent = 0
     for query in _queries():
-        for floor in (2.0, 2.5, 3.0, 4.5):
+        for floor in (2.0, 2.5, 3.0, 4.5, 6.0):
             estimated = search(index, "", terms=query, limit=3, min_z=floor, related=False)
             exact = search(index, "", terms=query, limit=3, min_z=floor, related=False, exact=True)
             a, b = [h.id for h in estimated.hits], [h.id for h in exact.hits]

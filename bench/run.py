@@ -42,6 +42,7 @@ FLOOR = "floor: stdlib hook (read stdin, print JSON)"
 NOSHIFT = "gate recall hook, no-shift prompt"
 SHIFT = "gate recall hook, shift prompt (hits)"
 SEARCH = "gate search"
+START = "gate session-start hook (standing memories + index)"
 PEER_FTS5 = "peer: sqlite FTS5 bm25 hook"
 PEER_SCAN = "peer: markdown-scan hook (python)"
 PEER_GREP = "peer: grep -rilF over markdown files"
@@ -68,6 +69,7 @@ class Options:
     keep: bool
     seed: int
     quick: bool
+    only: str = ""
 
 
 @dataclass
@@ -135,6 +137,8 @@ def parse_args(argv: list[str] | None) -> Options:
         "snapshot of the last commit (default: the installed gate, i.e. the working tree)",
     )
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--only", choices=["recall"], default="",
+                        help="run only this section (recall: the recall and session-start rows per store size)")
     args = parser.parse_args(argv)
     quick = args.quick
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1000] if quick else [1000, 10000, 100000])
@@ -159,6 +163,7 @@ def parse_args(argv: list[str] | None) -> Options:
         keep=args.keep,
         seed=args.seed,
         quick=quick,
+        only=args.only,
     )
 
 
@@ -358,6 +363,21 @@ def recall_candidates(
     return noshift, shift
 
 
+def session_start_candidate(gate: Gate, store: Store, home: Path, label: str) -> Candidate:
+    """The SessionStart hook of a new session: standing memories, then the index tier (fresh session per run)."""
+
+    def event(index: int) -> bytes:
+        return json.dumps({
+            "session_id": prompts.session_id(f"{label}-start", index), "transcript_path": "",
+            "cwd": str(store.project), "hook_event_name": "SessionStart", "source": "startup",
+        }).encode()
+
+    return Candidate(
+        START, gate.hook, stdin=event, env=gate.env(home, store.project), cwd=store.project,
+        check=check_context("MEMORY:"), note="fresh session per run",
+    )
+
+
 def search_candidate(gate: Gate, store: Store, home: Path, max_seconds: float, name: str = SEARCH) -> Candidate:
     return Candidate(
         name,
@@ -402,17 +422,18 @@ def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) ->
     group: list[Candidate] = [floor]
     extra: list[Result] = []
     if gate.missing:
-        extra = skipped([NOSHIFT, SHIFT, SEARCH], gate.missing)
+        extra = skipped([NOSHIFT, SHIFT, START, SEARCH], gate.missing)
     else:
         noshift, shift = recall_candidates(opts, gate, store, store.home, transcript, f"recall-{store.size}")
-        group += [noshift, shift, search_candidate(gate, store, store.home, opts.slow_cap_s)]
+        group += [noshift, shift, session_start_candidate(gate, store, store.home, f"recall-{store.size}"),
+                  search_candidate(gate, store, store.home, opts.slow_cap_s)]
     group += peers
     _log(f"recall at {store.size:,} memories: {len(group)} candidates x {opts.runs} runs")
     notes: list[str] = []
     results = measure_group(
         group, opts.runs, opts.warmup, seed=opts.seed + store.size, progress=_log, python=opts.python, notes=notes
     )
-    order = [FLOOR, NOSHIFT, SHIFT, SEARCH, PEER_FTS5, PEER_SCAN, PEER_GREP]
+    order = [FLOOR, NOSHIFT, SHIFT, START, SEARCH, PEER_FTS5, PEER_SCAN, PEER_GREP]
     by_name = {**results, **{r.name: r for r in extra}}
     return Section(
         key=f"recall-{store.size}",
@@ -592,6 +613,7 @@ def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
     return [
         ratio(f"recall hook, shift / floor, {at}", (recall, SHIFT), (recall, FLOOR), "<=", 1.5),
         ratio(f"recall hook, no-shift / floor, {at}", (recall, NOSHIFT), (recall, FLOOR), "<=", 1.2),
+        ratio(f"session-start hook with the index / floor, {at}", (recall, START), (recall, FLOOR), "<=", 2.0),
         ratio(
             f"Stop hook, {format_size(large_t)} / {format_size(small_t)} transcript",
             ("stop", stop_row(large_t)),
@@ -664,10 +686,11 @@ def main(argv: list[str] | None = None) -> int:
             stores[size] = build_store(size, opts, work, gate)
             _log(stores[size].setup[-1])
             sections[f"recall-{size}"] = recall_section(opts, gate, stores[size], recall_transcript)
-        sections["stop"] = stop_section(opts, gate, stores[min(opts.sizes)], transcripts)
-        remember_store = stores.get(opts.remember_size) or build_store(opts.remember_size, opts, work, gate)
-        for section in write_read_sections(opts, gate, remember_store, recall_transcript):
-            sections[section.key] = section
+        if not opts.only:
+            sections["stop"] = stop_section(opts, gate, stores[min(opts.sizes)], transcripts)
+            remember_store = stores.get(opts.remember_size) or build_store(opts.remember_size, opts, work, gate)
+            for section in write_read_sections(opts, gate, remember_store, recall_transcript):
+                sections[section.key] = section
     finally:
         if opts.keep:
             _log(f"kept {work}")

@@ -161,7 +161,9 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
         # Not a new subject: memory is worth a look only when two of the query's terms together name a memory
         # not delivered in this window (the pair filter answers without the index: such a follow-up costs no
         # search). Without a filter (a store too young to have one), search.
-        named = _named_pairs(pairs, query.terms, set(ledger.spent_pairs))
+        gate_terms = query.terms if query.content_free or fire_rules.get("pair_gate_reply", True) else \
+            query.prompt_terms
+        named = _named_pairs(pairs, gate_terms, set(ledger.spent_pairs))
         if not named:
             return Outcome("skipped", "SKIP_NO_SHIFT", gate="recall", extra=extra)
         extra["named_pairs"] = named
@@ -177,7 +179,10 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     else:
         reason_code, reason_text = "FIRED_RELEVANT", messages.get("reason_relevant", messages["reason_shift"])
     shown = verdict.terms if not query.content_free else []
-    return deliver(ctx, ledger, query.terms, query.weights, reason_code, reason_text, shown, extra)
+    # A prompt with content of its own asks about it: a memory only the reply or the touched files name is
+    # context, not an answer (rules/recall.toml [fire] min_prompt_terms).
+    own = set() if query.content_free else set(query.prompt_terms)
+    return deliver(ctx, ledger, query.terms, query.weights, reason_code, reason_text, shown, extra, own=own)
 
 
 def deliver(
@@ -190,6 +195,7 @@ def deliver(
     shown_terms: list[str],
     extra: dict[str, Any],
     event_name: str = "UserPromptSubmit",
+    own: set[str] | frozenset[str] = frozenset(),
 ) -> Outcome:
     """Search for a query and deliver what passes the floor (rules/recall.toml [fire]), as one additionalContext
     for `event_name`; what it delivers is marked in the ledger. Any caller with a query may use it (a subagent's
@@ -209,7 +215,9 @@ def deliver(
         attainable=_num(fire, "attainable_share", 0.8),
     )
     least = int(_num(fire, "min_matched_terms", 1))
-    hits = [hit for hit in result.hits if len(hit.matched) >= least]
+    least_own = int(_num(fire, "min_prompt_terms", 0)) if own else 0
+    hits = [hit for hit in result.hits
+            if len(hit.matched) >= least and sum(1 for t in hit.matched if t in own) >= least_own]
     for candidate in result.candidates:
         if candidate.disposition == "ADMITTED" and candidate.id not in {h.id for h in hits}:
             candidate.disposition = "BELOW_TERM_FLOOR"

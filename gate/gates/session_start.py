@@ -39,7 +39,8 @@ def standing_memories(ctx: HookContext) -> tuple[list[dict], list[dict]]:
     index.catch_up_for_hook()
     if not index.exists():
         return [], []
-    standing = [r for kind in STANDING_KINDS for r in _of_kind(ctx, kind)]
+    kinds = ctx.rules("recall").get("index", {}).get("standing", list(STANDING_KINDS))
+    standing = [r for kind in kinds if kind in STANDING_KINDS for r in _of_kind(ctx, kind)]
     return standing, _of_kind(ctx, "task")
 
 
@@ -100,7 +101,8 @@ def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
     # the split below can tell it from a full delivery.
     if listed:
         items.append(("", messages["index"].format(gate=gate_command())))
-        items += [(INDEX_MARK + r["id"], index_line(r)) for r in listed]
+        width = int(ctx.rules("recall").get("index", {}).get("title_chars", 120))
+        items += [(INDEX_MARK + r["id"], index_line({**r, "title": _short(r["title"], width)})) for r in listed]
     footer = [provenance_note(ctx, full + listed), messages["footer"].format(gate=gate_command())]
     limit = budget_chars(int(ctx.settings.get("session_start_budget_tokens", 1000)))
     text, kept, dropped = fit(header, items, footer, limit)
@@ -122,6 +124,14 @@ def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
 
 
 INDEX_MARK = "index:"
+
+
+def _short(title: str, width: int) -> str:
+    """A title cut at a word boundary to `width` characters (an index line is a pointer: `gate show` has it all)."""
+    if len(title) <= width:
+        return title
+    cut = title[: width - 1].rsplit(" ", 1)[0]
+    return f"{cut}…"
 
 
 def on_pre_compact(ctx: HookContext, ledger: Ledger) -> Outcome:

@@ -610,8 +610,7 @@ class MemoryIndex:
     ) -> list[tuple[float, dict[str, Any]]]:
         """Ranked records; `signatures`, when given, receives each hit's key -> indexed file signature.
         `weights`: term -> weight. `stats`, when given, receives what standardising the scores needs: the
-        number of documents that match ("matching"), the index's documents ("docs"), and — with
-        stats["exact"] — every matching document's score ("scores"), which costs a pass over all of them."""
+        number of documents that match ("matching") and the index's documents ("docs")."""
         if not terms:
             return []
         searcher = self.searcher()
@@ -620,9 +619,6 @@ class MemoryIndex:
         if stats is not None:
             stats["matching"] = int(result.count or 0)
             stats["docs"] = int(searcher.num_docs)
-            if stats.get("exact"):
-                everything = searcher.search(query, limit=max(1, stats["matching"]), count=False)
-                stats["scores"] = [score for score, _ in everything.hits]
         found = []
         for score, address in result.hits:
             doc = searcher.doc(address)

@@ -218,17 +218,13 @@ def search(
     terms = terms[:MAX_QUERY_TERMS] if terms is not None else query_terms(text)
     boosts = field_boosts(rules)
     signatures: dict[str, str] = {}
-    stats: dict[str, Any] | None = {"exact": exact} if min_z is not None else None
+    stats: dict[str, Any] | None = {} if min_z is not None else None
     pool = int(cut.get("candidates", 40))
     raw = index.search(terms, boosts, pool, signatures, weights, stats)
     if index.refresh_changed(signatures):  # a candidate's file was edited in place since it was indexed
         raw = index.search(terms, boosts, pool, None, weights, stats)
-    mean_std: tuple[float, float] | None = None
-    if stats is not None:
-        scores = stats["scores"] if exact else [score for score, _ in raw]
-        mean_std = spread(scores, 0 if exact else stats["matching"], stats["docs"])
-        if min_z is not None:
-            min_z = min(min_z, attainable * max(0, stats["docs"] - 1) ** 0.5)
+    if stats is not None and exact and stats["matching"] > len(raw):
+        raw = index.search(terms, boosts, stats["matching"], None, weights, stats)  # every match, one by one
     project = index.paths.root
     candidates: list[Candidate] = []
     ranked: dict[str, Hit] = {}
@@ -262,6 +258,14 @@ def search(
     ordered = sorted(ranked.values(), key=lambda h: (-h.score, h.id))
     top = ordered[0].score if ordered else 0.0
     cliff = max(float(cut.get("min_score", 0.0)), top * float(cut.get("cliff_ratio", 0.0)))
+    mean_std: tuple[float, float] | None = None
+    if stats is not None and min_z is not None:
+        # Over this project's live store: a candidate of another project, or one superseded (its successor
+        # stands for it), is not one of its memories; each counted once.
+        gone = len(raw) - len(ranked)
+        docs = max(1, stats["docs"] - gone)
+        mean_std = spread([h.score for h in ordered], max(0, stats["matching"] - gone), docs)
+        min_z = min(min_z, attainable * (docs - 1) ** 0.5)
     if mean_std is not None:
         cliff = float(cut.get("min_score", 0.0))
         for hit in ordered:

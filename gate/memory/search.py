@@ -204,14 +204,16 @@ def search(
     min_z: float | None = None,
     exact: bool = False,
     attainable: float = 0.8,
+    small_store: int = 0,
 ) -> SearchResult:
     """`terms`, when given, is the query (the recall gate's: the current activity); else the text's terms are.
     `weights`: term -> weight in the query. `min_z`, when given, replaces the relevance cliff: a hit is admitted
     when its score, standardised over the store's scores for this query (spread()), reaches it — a floor that
     means the same in a store of 20 memories and of 100,000. In a store of N memories no score stands higher than
     sqrt(N - 1) (one memory matching, all others 0): the floor is at most `attainable` times that, so a store of
-    five memories can deliver at all. `exact`: standardise over every matching memory's score (slower; to measure
-    the estimate against)."""
+    five memories can deliver at all; below `small_store` memories a z-score says too little (two memories
+    matching alike stand at +1 and -1), and the relevance cliff decides instead. `exact`: standardise over every
+    matching memory's score (slower; to measure the estimate against)."""
     rules = rules or load_rules("search", index.paths.root)
     cut = rules.get("cut", {})
     max_hits = int(limit if limit is not None else cut.get("max_hits", 8))
@@ -266,8 +268,11 @@ def search(
         docs = max(1, stats["docs"] - gone)
         mean_std = spread([h.score for h in ordered], max(0, stats["matching"] - gone), docs)
         min_z = min(min_z, attainable * (docs - 1) ** 0.5)
+        if docs < small_store:
+            min_z = None  # the cliff decides
+        else:
+            cliff = float(cut.get("min_score", 0.0))
     if mean_std is not None:
-        cliff = float(cut.get("min_score", 0.0))
         for hit in ordered:
             hit.z = standardise(hit.score, mean_std)
     hits: list[Hit] = []

@@ -42,15 +42,15 @@ def _pair(first: str, second: str) -> str:
 
 
 def _named_pairs(pairs: PairFilter | None, query: list[str], spent: set[str], most_terms: int = 24) -> int:
-    """How many pairs of the query's terms name some memory together (0 without a filter), leaving out the
-    pairs that name a memory already delivered in this window."""
+    """1 when some pair of the query's terms (its strongest first) names a memory together, leaving out the pairs
+    that name a memory already delivered in this window; else 0 (also without a filter). It stops at the first:
+    with the reply's terms a query has hundreds of pairs, and a silent prompt pays for each probe."""
     if pairs is None:
         return 0
     terms = query[:most_terms]
-    return sum(
-        1 for i, a in enumerate(terms) for b in terms[i + 1 :]
-        if _pair(a, b) not in spent and pairs.named_together(a, b)
-    )
+    return int(any(
+        _pair(a, b) not in spent and pairs.named_together(a, b) for i, a in enumerate(terms) for b in terms[i + 1 :]
+    ))
 
 
 def _spend(ledger: Ledger, records: list[dict[str, Any]]) -> None:
@@ -213,6 +213,7 @@ def deliver(
         index, "", limit=most, exclude=set(ledger.delivered) | hidden, terms=terms, weights=weights,
         rules=ctx.rules("search"), min_z=_num(fire, "min_z", 2.5), exact=bool(fire.get("exact", False)),
         attainable=_num(fire, "attainable_share", 0.8), small_store=int(_num(fire, "small_store", 0)),
+        reference_store=int(_num(fire, "reference_store", 0)),
     )
     least = int(_num(fire, "min_matched_terms", 1))
     least_own = int(_num(fire, "min_prompt_terms", 0)) if own else 0

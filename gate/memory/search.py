@@ -205,6 +205,7 @@ def search(
     exact: bool = False,
     attainable: float = 0.8,
     small_store: int = 0,
+    reference_store: int = 0,
 ) -> SearchResult:
     """`terms`, when given, is the query (the recall gate's: the current activity); else the text's terms are.
     `weights`: term -> weight in the query. `min_z`, when given, replaces the relevance cliff: a hit is admitted
@@ -213,7 +214,9 @@ def search(
     sqrt(N - 1) (one memory matching, all others 0): the floor is at most `attainable` times that, so a store of
     five memories can deliver at all; below `small_store` memories a z-score says too little (two memories
     matching alike stand at +1 and -1), and the relevance cliff decides instead. `exact`: standardise over every
-    matching memory's score (slower; to measure the estimate against)."""
+    matching memory's score (slower; to measure the estimate against). `reference_store`: the floor holds as
+    given in a store of that many memories and scales with sqrt(ln N / ln reference) — the highest of N unrelated
+    scores stands that much higher, so the same floor would fire more often the bigger the store."""
     rules = rules or load_rules("search", index.paths.root)
     cut = rules.get("cut", {})
     max_hits = int(limit if limit is not None else cut.get("max_hits", 8))
@@ -267,6 +270,10 @@ def search(
         gone = len(raw) - len(ranked)
         docs = max(1, stats["docs"] - gone)
         mean_std = spread([h.score for h in ordered], max(0, stats["matching"] - gone), docs)
+        if reference_store > 1 and docs > 1:
+            import math
+
+            min_z *= (math.log(docs) / math.log(reference_store)) ** 0.5
         min_z = min(min_z, attainable * (docs - 1) ** 0.5)
         if docs < small_store:
             min_z = None  # the cliff decides

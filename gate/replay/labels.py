@@ -49,6 +49,19 @@ class Labels:
             self.transcripts.append(transcript)
 
 
+def merged(parts: list[Labels]) -> Labels:
+    """Several label files as one (`--labels` given more than once): a later file's answer for a case wins."""
+    out = Labels()
+    for part in parts:
+        out.shift.update(part.shift)
+        out.memories.update(part.memories)
+        out.block.update(part.block)
+        out.stores.update(part.stores)
+        for transcript in part.transcripts:
+            out._note(transcript)
+    return out
+
+
 def _resolve(base: str, path: Any, where: str, field: str) -> str:
     if not isinstance(path, str) or not path:
         raise ValidationError(f"{where}: {field} must be a path (a non-empty string)")

@@ -52,6 +52,7 @@ def test_delivery_apart_by_tier_and_language(tmp_path: Path) -> None:
     assert d["reached_index_only"] == 2  # m-gotcha in each session: never delivered in full
     assert d["reached_session_start"] == 2  # m-pref, in full at session start
     assert d["reached_prompt_time"] == 4  # m-decision at prompt 1, m-later at prompt 5
+    assert d["reached_in_full"] == 6  # all but m-gotcha
     assert d["indexed"] == 4 and d["injected"] == 6 and d["injected_relevant"] == 4
     assert set(d["by_language"]) == {"other", "zh"} and d["by_language"]["zh"]["expected"] == 4
     text = "\n".join(render_scores({"delivery": d, "unmatched": []}, show_wrong=False))

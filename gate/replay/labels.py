@@ -208,7 +208,8 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
     wrong_block: list[dict[str, Any]] = []
     delivery = {"expected": 0, "reached": 0, "expected_at_shifts": 0, "reached_at_shifts": 0, "injected": 0,
                 "injected_relevant": 0, "noise": 0, "noise_prompts": 0, "leaks": 0,
-                "reached_prompt_time": 0, "reached_session_start": 0, "reached_index_only": 0, "indexed": 0}
+                "reached_prompt_time": 0, "reached_session_start": 0, "reached_index_only": 0, "reached_in_full": 0,
+                "indexed": 0}
     by_language: dict[str, dict[str, int]] = {}
     missed: list[dict[str, Any]] = []
     irrelevant: list[dict[str, Any]] = []
@@ -252,6 +253,7 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
                     delivery["expected"] += len(expected)
                     delivery["reached"] += len(reached)
                     delivery["reached_prompt_time"] += sum(1 for m in expected if m in at_prompts)
+                    delivery["reached_in_full"] += sum(1 for m in expected if m in window)
                     delivery["reached_session_start"] += sum(1 for m in expected if m in at_start)
                     delivery["reached_index_only"] += sum(1 for m in expected if m in listed and m not in window)
                     lang["expected"] += len(expected)
@@ -314,6 +316,7 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
             **d,
             "recall": _ratio(d["reached"], d["expected"]),
             "recall_prompt_time": _ratio(d["reached_prompt_time"], d["expected"]),
+            "recall_in_full": _ratio(d["reached_in_full"], d["expected"]),
             "recall_session_start": _ratio(d["reached_session_start"], d["expected"]),
             "recall_index_only": _ratio(d["reached_index_only"], d["expected"]),
             "by_language": {

@@ -204,7 +204,9 @@ def render_scores(scores: dict[str, Any], show_wrong: bool = True) -> list[str]:
             f"{d['expected_at_shifts']})"
         )
         lines.append(
-            f"  apart: prompt-time {_figure(d.get('recall_prompt_time'))} ({d.get('reached_prompt_time', 0)}), "
+            f"  apart: in full (without the index lines) {_figure(d.get('recall_in_full'))} "
+            f"({d.get('reached_in_full', 0)}); prompt-time {_figure(d.get('recall_prompt_time'))} "
+            f"({d.get('reached_prompt_time', 0)}), "
             f"session start in full {_figure(d.get('recall_session_start'))} ({d.get('reached_session_start', 0)}), "
             f"index line only {_figure(d.get('recall_index_only'))} ({d.get('reached_index_only', 0)}; "
             f"{d.get('indexed', 0)} index lines shown)"

@@ -607,10 +607,13 @@ class MemoryIndex:
         signatures: dict[str, str] | None = None,
         weights: dict[str, float] | None = None,
         stats: dict[str, Any] | None = None,
-    ) -> list[tuple[float, dict[str, Any]]]:
+        load: int | None = None,
+    ) -> list[tuple[float, dict[str, Any] | None]]:
         """Ranked records; `signatures`, when given, receives each hit's key -> indexed file signature.
         `weights`: term -> weight. `stats`, when given, receives what standardising the scores needs: the
-        number of documents that match ("matching") and the index's documents ("docs")."""
+        number of documents that match ("matching") and the index's documents ("docs"). `load`: read the records
+        of only the first `load` hits (the rest come back as (score, None): their scores are all a caller
+        standardising the scores needs, and reading a record costs more than scoring it)."""
         if not terms:
             return []
         searcher = self.searcher()
@@ -619,8 +622,11 @@ class MemoryIndex:
         if stats is not None:
             stats["matching"] = int(result.count or 0)
             stats["docs"] = int(searcher.num_docs)
-        found = []
-        for score, address in result.hits:
+        found: list[tuple[float, dict[str, Any] | None]] = []
+        for rank, (score, address) in enumerate(result.hits):
+            if load is not None and rank >= load:
+                found.append((score, None))
+                continue
             doc = searcher.doc(address)
             record = json.loads(bytes(doc.get_first("record")))
             if signatures is not None:

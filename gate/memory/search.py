@@ -225,11 +225,16 @@ def search(
     signatures: dict[str, str] = {}
     stats: dict[str, Any] | None = {} if min_z is not None else None
     pool = int(cut.get("candidates", 40))
-    raw = index.search(terms, boosts, pool, signatures, weights, stats)
+    # With a z floor the pool's scores feed the statistics, but only the first few can be delivered: their
+    # records are read (at most max_hits, after what this window delivered), the rest only scored.
+    load = min(pool, 2 * max_hits + len(exclude) + 4) if min_z is not None else None
+    raw = index.search(terms, boosts, pool, signatures, weights, stats, load)
     if index.refresh_changed(signatures):  # a candidate's file was edited in place since it was indexed
-        raw = index.search(terms, boosts, pool, None, weights, stats)
+        raw = index.search(terms, boosts, pool, None, weights, stats, load)
     if stats is not None and exact and stats["matching"] > len(raw):
-        raw = index.search(terms, boosts, stats["matching"], None, weights, stats)  # every match, one by one
+        raw = index.search(terms, boosts, stats["matching"], None, weights, stats, load)  # every match, scored
+    unread = [score for score, record in raw if record is None]
+    raw = [(score, record) for score, record in raw if record is not None]
     project = index.paths.root
     candidates: list[Candidate] = []
     ranked: dict[str, Hit] = {}
@@ -269,7 +274,7 @@ def search(
         # stands for it), is not one of its memories; each counted once.
         gone = len(raw) - len(ranked)
         docs = max(1, stats["docs"] - gone)
-        mean_std = spread([h.score for h in ordered], max(0, stats["matching"] - gone), docs)
+        mean_std = spread([h.score for h in ordered] + unread, max(0, stats["matching"] - gone), docs)
         if reference_store > 1 and docs > 1:
             import math
 

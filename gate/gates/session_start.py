@@ -18,6 +18,10 @@ from gate.render import budget_chars, fit, gate_command, index_line
 from gate.session.ledger import Ledger, clean_old_ledgers
 from gate.session.mute import muted_by
 
+TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
+
 STANDING_LIMIT = 50
 STANDING_KINDS = ("directive", "preference")  # with the tasks: delivered in full at every start
 
@@ -83,29 +87,33 @@ def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
         return Outcome("skipped", "SKIP_NOTHING_STANDING", gate="session_start", extra={"source": source})
     messages = ctx.rules("messages")["session_start"]
     header = [messages["reason_compact"] if source == "compact" else messages["header"]]
-    items: list[tuple[str, str]] = []
+    limit = budget_chars(int(ctx.settings.get("session_start_budget_tokens", 1000)))
+    items = _Items(limit)
     rules_first = [r for r in directives if r["kind"] != "preference"]
     preferences = [r for r in directives if r["kind"] == "preference"]
     if rules_first:
-        items.append(("", messages["directives"]))
-        items += [(r["id"], index_line(r, with_body=True, root=ctx.paths.root)) for r in rules_first]
+        items.add("", messages["directives"])
+        for r in rules_first:
+            items.add(r["id"], lambda r=r: index_line(r, with_body=True, root=ctx.paths.root))
     if preferences:
-        items.append(("", messages.get("preferences", messages["directives"])))
-        items += [(r["id"], index_line(r, root=ctx.paths.root)) for r in preferences]
-    items += cue_items(ctx, early)
+        items.add("", messages.get("preferences", messages["directives"]))
+        for r in preferences:
+            items.add(r["id"], lambda r=r: index_line(r, root=ctx.paths.root))
+    items.extend(cue_items(ctx, early))
     if tasks:
-        items.append(("", messages["tasks"]))
-        items += [(r["id"], index_line(r, root=ctx.paths.root)) for r in tasks]
-    items += cue_items(ctx, late)
+        items.add("", messages["tasks"])
+        for r in tasks:
+            items.add(r["id"], lambda r=r: index_line(r, root=ctx.paths.root))
+    items.extend(cue_items(ctx, late))
     # The index comes last: what the budget leaves after the standing memories; every line's id marks it so
     # the split below can tell it from a full delivery.
     if listed:
-        items.append(("", messages["index"].format(gate=gate_command())))
+        items.add("", messages["index"].format(gate=gate_command()))
         width = int(ctx.rules("recall").get("index", {}).get("title_chars", 120))
-        items += [(INDEX_MARK + r["id"], index_line({**r, "title": _short(r["title"], width)})) for r in listed]
+        for r in listed:
+            items.add(INDEX_MARK + r["id"], lambda r=r: index_line({**r, "title": _short(r["title"], width)}))
     footer = [provenance_note(ctx, full + listed), messages["footer"].format(gate=gate_command())]
-    limit = budget_chars(int(ctx.settings.get("session_start_budget_tokens", 1000)))
-    text, kept, dropped = fit(header, items, footer, limit)
+    text, kept, dropped = fit(header, items.items, footer, limit)
     indexed = [i[len(INDEX_MARK):] for i in kept if i.startswith(INDEX_MARK)]
     kept = [i for i in kept if i and not i.startswith(INDEX_MARK)]
     ledger.mark_delivered(kept)  # the index lines are not: their memory's full delivery is still to come
@@ -124,6 +132,29 @@ def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
 
 
 INDEX_MARK = "index:"
+
+
+class _Items:
+    """The (id, text) items for fit(), each rendered only while the budget can still hold it: past the budget
+    fit() drops an item and every one after it, so those are passed on unrendered, too long to fit (at 100,000
+    memories the standing lists hold a hundred records; rendering each costs the hook ~50 µs)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self.items: list[tuple[str, str]] = []
+
+    def add(self, memory_id: str, text: Any) -> None:
+        if self.used > self.limit:
+            self.items.append((memory_id, " " * (self.limit + 1)))  # dropped by fit(), as it would be anyway
+            return
+        line = text() if callable(text) else text
+        self.used += len(line) + 1
+        self.items.append((memory_id, line))
+
+    def extend(self, items: list[tuple[str, str]]) -> None:
+        for memory_id, line in items:
+            self.add(memory_id, line)
 
 
 def _short(title: str, width: int) -> str:

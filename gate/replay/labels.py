@@ -202,7 +202,7 @@ def _matched(
 
 def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[str]] | None = None) -> dict[str, Any]:
     """Precision and recall per gate, with every wrong case. `store_ids`: each transcript's own memories."""
-    shift, block = Confusion(), Confusion()
+    shift, block, verdict = Confusion(), Confusion(), Confusion()
     by_kind: dict[str, Confusion] = {}
     wrong_shift: list[dict[str, Any]] = []
     wrong_block: list[dict[str, Any]] = []
@@ -284,6 +284,7 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
         for path, line, expected_shift, result in _matched(labels.shift, transcript, prompts, "prompt", unmatched):
             predicted = searched(result)
             shift.add(expected_shift, predicted)
+            verdict.add(expected_shift, bool(result.extra.get("shift")))
             if predicted != expected_shift:
                 wrong_shift.append({
                     "transcript": path, "line": line, "expected": expected_shift, "got": predicted,
@@ -310,6 +311,8 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
     report: dict[str, Any] = {}
     if labels.shift:
         report["recall_shift"] = {**shift.to_json(), "wrong": wrong_shift}
+        # the topic check alone (the reason a delivery gives, no longer its precondition): beside delivery
+        report["shift_verdict"] = verdict.to_json()
     if labels.memories:
         d = delivery
         report["delivery"] = {

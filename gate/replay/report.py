@@ -191,6 +191,8 @@ def render_scores(scores: dict[str, Any], show_wrong: bool = True) -> list[str]:
     if "recall_shift" in scores:
         shift = scores["recall_shift"]
         lines.append(_confusion("recall gate, shift", shift))
+        if "shift_verdict" in scores:
+            lines.append("  " + _confusion("the topic-shift verdict alone (a diagnostic)", scores["shift_verdict"]))
         if show_wrong:
             for case in shift["wrong"]:
                 label = "missed shift" if case["expected"] else "false shift"

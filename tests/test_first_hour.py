@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gate.memory.store import Store
+from gate.rules import load_rules
 
 # --- a memory file repaired in place is picked up by the next read --------------------------------------------
 
@@ -73,3 +74,63 @@ def test_a_file_repaired_in_place_is_found_again(how: str, gate, project: Path) 
     assert "not valid TOML" not in err and "skipped" not in err
     code, out, err = gate("list")
     assert memory_id in out and "skipped" not in err
+
+
+# --- `gate search` says what the relevance cliff hid, and --all shows it ----------------------------------------
+LEDGER = [
+    "Ledger rows are append-only",
+    "Month-end close reconciles the general ledger against the bank statements for every subsidiary",
+    "The ledger export runs nightly at 02:00 UTC and writes a CSV per account to the reports bucket",
+]
+
+
+def _ledger_store(gate) -> set[str]:
+    ids = set()
+    for title in LEDGER:
+        code, out, err = gate("remember", title)
+        assert code == 0, err
+        ids.add(out.strip())
+    for title in ("Use pytest for new tests", "Deploys need approval from the release manager"):
+        assert gate("remember", title)[0] == 0
+    return ids
+
+
+def test_search_says_how_many_matches_the_cliff_hid(gate) -> None:
+    ledger = _ledger_store(gate)
+    code, out, _ = gate("search", "--limit", "10", "ledger")
+    assert code == 0
+    shown = {line.split(" · ")[0] for line in out.splitlines() if line.startswith("m-")}
+    assert shown < ledger  # the cliff cuts at least one of the three (a plain search still ranks the best)
+    hidden = len(ledger - shown)
+    noun = "match" if hidden == 1 else "matches"
+    ratio = float(load_rules("search")["cut"]["cliff_ratio"])
+    assert f"{hidden} more {noun} below the relevance cliff (under {ratio:.0%} of the best score): `--all` shows" in out
+
+    code, out, _ = gate("search", "--limit", "10", "--all", "ledger")
+    assert code == 0
+    lines = [line for line in out.splitlines() if line.startswith("m-")]
+    assert {line.split(" · ")[0] for line in lines} == ledger
+    assert sum(line.endswith("[below the cliff]") for line in lines) == hidden
+    assert "relevance cliff" not in out  # nothing is hidden any more
+
+
+def test_search_json_counts_the_hidden_and_all_marks_them(gate) -> None:
+    import json
+
+    ledger = _ledger_store(gate)
+    data = json.loads(gate("search", "--limit", "10", "--json", "ledger")[1])
+    shown = {hit["id"] for hit in data["hits"]}
+    assert shown < ledger
+    assert data["hidden"] == {"below_cliff": len(ledger - shown), "over_limit": 0}
+    data = json.loads(gate("search", "--limit", "10", "--json", "--all", "ledger")[1])
+    assert {hit["id"] for hit in data["hits"]} == ledger
+    assert {hit["id"] for hit in data["hits"] if hit.get("below_cliff")} == ledger - shown
+    assert data["hidden"] == {"below_cliff": 0, "over_limit": 0}
+
+
+def test_search_says_how_many_matches_the_limit_left_out(gate) -> None:
+    ledger = _ledger_store(gate)
+    code, out, _ = gate("search", "--limit", "1", "--all", "ledger")
+    assert code == 0
+    assert len([line for line in out.splitlines() if line.startswith("m-")]) == 1
+    assert f"{len(ledger) - 1} more matches past the first 1 not shown: `--limit N` shows more" in out

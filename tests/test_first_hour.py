@@ -134,3 +134,28 @@ def test_search_says_how_many_matches_the_limit_left_out(gate) -> None:
     assert code == 0
     assert len([line for line in out.splitlines() if line.startswith("m-")]) == 1
     assert f"{len(ledger) - 1} more matches past the first 1 not shown: `--limit N` shows more" in out
+
+
+# --- two stray non-UTF-8 bytes on a hook's stdin cost two characters, not the event -----------------------------
+def test_stray_bytes_on_the_hook_stdin_are_repaired_and_the_prompt_recalls(gate, project: Path) -> None:
+    import json
+    import sys
+
+    from gate.paths import audit_log_file
+
+    code, out, err = gate("remember", "Reserve account waterfall triggers at 30 days overdue", "--kind", "decision")
+    assert code == 0, err
+    memory_id = out.strip()
+    event = {"session_id": "sess-bytes", "transcript_path": str(project / "missing.jsonl"), "cwd": str(project),
+             "hook_event_name": "UserPromptSubmit",
+             "prompt": "When does the reserve account waterfall trigger? (asked at the cafeE, donQt know)"}
+    raw = json.dumps(event).encode("utf-8").replace(b"cafeE", b"caf\xe9").replace(b"donQt", b"don\x92t")
+    with pytest.raises(UnicodeDecodeError):
+        raw.decode("utf-8")  # what a Latin-1 or cp1252 paste leaves: one stray byte each
+    proc = subprocess.run([sys.executable, "-m", "gate.hook"], input=raw, capture_output=True, timeout=60)
+    assert proc.returncode == 0
+    data = json.loads(proc.stdout)
+    assert memory_id in data["hookSpecificOutput"]["additionalContext"]
+    records = [json.loads(line) for line in Path(audit_log_file()).read_text().splitlines()]
+    mine = [r for r in records if r.get("session") == "sess-bytes"]
+    assert mine and all(r["decision"] != "failed_open" for r in mine), mine

@@ -159,3 +159,75 @@ def test_stray_bytes_on_the_hook_stdin_are_repaired_and_the_prompt_recalls(gate,
     records = [json.loads(line) for line in Path(audit_log_file()).read_text().splitlines()]
     mine = [r for r in records if r.get("session") == "sess-bytes"]
     assert mine and all(r["decision"] != "failed_open" for r in mine), mine
+
+
+# --- identifiers and numbers that differ make two facts -------------------------------------------------------------
+def _shard_title(worker: int, note: int) -> str:
+    return f"Worker {worker} note {note}: shard zeta{worker}x{note} rebalances after the quorum timeout"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (_shard_title(1, 1), _shard_title(1, 10)),  # refused at similarity 1.0 before
+        (_shard_title(0, 1), _shard_title(1, 0)),  # zeta0x1 / zeta1x0, refused at 0.86
+        ("Worker 1 note 1: the shard rebalances after the quorum timeout",
+         "Worker 1 note 10: the shard rebalances after the quorum timeout"),  # "note 10" vs "note 1"
+        ("Worker 2 note 1: the shard rebalances after the quorum timeout",
+         "Worker 1 note 2: the shard rebalances after the quorum timeout"),  # the same numbers on other words
+        ("Shard zeta1x1 rebalances after the quorum timeout", "Shard zeta1x10 rebalances after the quorum timeout"),
+        ("Shard zeta0x1 rebalances after the quorum timeout", "Shard zeta1x0 rebalances after the quorum timeout"),
+    ],
+)
+def test_other_identifiers_and_numbers_make_two_facts(existing: str, new: str, gate) -> None:
+    from gate.memory import duplicates
+
+    assert duplicates.compare(existing, new).distinct in ("other numbers", "other identifiers")
+    assert duplicates.compare(new, existing).distinct in ("other numbers", "other identifiers")
+    assert gate("remember", existing)[0] == 0
+    code, _, err = gate("remember", new)
+    assert code == 0, err
+
+
+def test_a_grid_of_numbered_titles_is_all_distinct() -> None:
+    from gate.memory import duplicates
+
+    titles = [_shard_title(worker, note) for worker in range(6) for note in range(15)]
+    same = [(a, b) for i, a in enumerate(titles) for b in titles[i + 1:] if duplicates.compare(a, b).duplicate(0.7)]
+    assert same == []
+
+
+WRITER = r'''
+import io, json, sys, time
+from contextlib import redirect_stderr, redirect_stdout
+from gate.cli import main
+import gate.commands.remember, gate.memory.store, gate.memory.duplicates  # imported before the start line
+start, worker, notes, project = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+while time.time() < start:
+    time.sleep(0.005)
+codes = []
+for note in range(notes):
+    title = f"Worker {worker} note {note}: shard zeta{worker}x{note} rebalances after the quorum timeout"
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        codes.append([title, main(["remember", title, "--project", project]), err.getvalue()[-300:]])
+print(json.dumps(codes))
+'''
+
+
+@pytest.mark.slow
+def test_ninety_concurrent_writes_of_numbered_titles_are_none_refused(project: Path) -> None:
+    import json
+    import sys
+    import time
+
+    workers, notes = 6, 15
+    start = time.time() + 2.0
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(start), str(w), str(notes), str(project)],
+                              stdout=subprocess.PIPE) for w in range(workers)]
+    results = [row for proc in procs for row in json.loads(proc.communicate(timeout=600)[0])]
+    assert len(results) == workers * notes
+    refused = [(title, err) for title, code, err in results if code != 0]
+    assert refused == []
+    stored = {m.title for m in Store.for_cwd(str(project)).memories()}
+    assert stored == {title for title, _, _ in results}

@@ -231,3 +231,86 @@ def test_ninety_concurrent_writes_of_numbered_titles_are_none_refused(project: P
     assert refused == []
     stored = {m.title for m in Store.for_cwd(str(project)).memories()}
     assert stored == {title for title, _, _ in results}
+
+
+# --- gate remember: a fact is more than a word; who typed it is recorded; --help shows the defaults ----------------
+@pytest.mark.parametrize("title", ["x", "deploys", "  Deploys  ", "v2", "#"])
+def test_a_word_is_not_a_fact(title: str, gate, project: Path) -> None:
+    code, out, err = gate("remember", title)
+    assert code == 2
+    assert f"gate: error: {title.strip()!r} is not a fact: a title needs at least 2 words; nothing was written" in err
+    assert 'hint: write the fact itself as one line, e.g. gate remember "Deploys need approval' in err
+    assert out == "" and Store.for_cwd(str(project)).memories() == []
+
+
+def test_a_word_with_a_body_is_not_a_fact_either(gate, project: Path) -> None:
+    code, _, err = gate("remember", "x", "--body", "the deploy needs the release manager's approval")
+    assert code == 2 and "the body only details the fact the title states" in err
+    assert Store.for_cwd(str(project)).memories() == []
+
+
+@pytest.mark.parametrize("title", ["Deploys need approval", "数据库连接池上限五十", "CI: flaky"])
+def test_two_words_make_a_fact(title: str, gate) -> None:
+    code, out, err = gate("remember", title)
+    assert code == 0, err
+
+
+def test_remember_help_shows_the_default_kind_and_scope(gate) -> None:
+    code, out, _ = gate("remember", "--help")
+    assert code == 0
+    flat = " ".join(out.split())
+    assert "--kind {directive,gotcha,finding,decision,fix,task,preference,reference} default: finding" in flat
+    assert "--scope {private,team,user} default: private" in flat
+    assert "Store one fact: a finding in the private store unless --kind and --scope say otherwise." in flat
+    code, out, _ = gate("--help")
+    assert "store a memory (prints its id; a finding, private, unless --kind/--scope)" in " ".join(out.split())
+
+
+def _remember_at(project: Path, title: str, *, terminal: bool, env: dict[str, str]) -> str:
+    """`gate remember` in a process of its own, its stdin and stdout a terminal (a pty) or pipes; its source."""
+    import json
+    import sys
+
+    argv = [sys.executable, "-m", "gate.cli", "remember", title, "--project", str(project), "--json"]
+    full_env = {**os.environ, **env}
+    if terminal:
+        import pty
+
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, env=full_env)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the follower side closed: the process is done
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(leader)
+        assert proc.wait(timeout=60) == 0, b"".join(chunks)
+        out = b"".join(chunks).decode()
+    else:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=full_env)
+        assert proc.returncode == 0, proc.stderr
+        out = proc.stdout
+    memory_id = json.loads(out.strip().splitlines()[-1])["id"]
+    return Store.for_cwd(str(project)).get(memory_id).source
+
+
+def test_a_memory_typed_at_a_terminal_is_recorded_as_written_by_a_human(project: Path) -> None:
+    bare = {name: "" for name in ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID")}
+    assert _remember_at(project, "Typed at a terminal by a person", terminal=True, env=bare) == "human"
+    # Claude Code's Bash tool: CLAUDECODE=1 and no terminal (measured on the CLI); either one says agent
+    agent = {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "a-session"}
+    assert _remember_at(project, "Written from the Bash tool of an agent", terminal=False, env=agent) == "agent"
+    assert _remember_at(project, "Written at a terminal inside Claude Code", terminal=True, env=agent) == "agent"
+    assert _remember_at(project, "Written by a script without a terminal", terminal=False, env=bare) == "agent"
+
+
+def test_an_explicit_source_wins(gate, project: Path) -> None:
+    code, out, _ = gate("remember", "Marked by hand as a person's", "--human")
+    assert Store.for_cwd(str(project)).get(out.strip()).source == "human"
+    code, out, _ = gate("remember", "Marked by hand as an agent's", "--agent")
+    assert Store.for_cwd(str(project)).get(out.strip()).source == "agent"

@@ -238,7 +238,10 @@ def test_ninety_concurrent_writes_of_numbered_titles_are_none_refused(project: P
 def test_a_word_is_not_a_fact(title: str, gate, project: Path) -> None:
     code, out, err = gate("remember", title)
     assert code == 2
-    assert f"gate: error: {title.strip()!r} is not a fact: a title needs at least 2 words; nothing was written" in err
+    words = 0 if title == "#" else 1
+    assert (f"gate: error: not a fact: the title has {words} word{'' if words == 1 else 's'}, a fact needs at least "
+            "2 (the thing and what holds of it); nothing was written") in err
+    assert title.strip() not in err.replace("Deploys need", "")  # never quoted back (it may be a pasted secret)
     assert 'hint: write the fact itself as one line, e.g. gate remember "Deploys need approval' in err
     assert out == "" and Store.for_cwd(str(project)).memories() == []
 
@@ -314,3 +317,96 @@ def test_an_explicit_source_wins(gate, project: Path) -> None:
     assert Store.for_cwd(str(project)).get(out.strip()).source == "human"
     code, out, _ = gate("remember", "Marked by hand as an agent's", "--agent")
     assert Store.for_cwd(str(project)).get(out.strip()).source == "agent"
+
+
+# --- gate import: the refusal line is a whole sentence ------------------------------------------------------------
+def _auto_memory_dir(project: Path) -> Path:
+    key = "".join(ch if ch.isascii() and ch.isalnum() else "-" for ch in str(project.resolve()))
+    return Path.home() / ".claude" / "projects" / key / "memory"
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_import_says_what_became_of_the_rest(dry_run: bool, gate, project: Path, monkeypatch) -> None:
+    from auto_memory_sample import BAD_FILES, TOPIC_FILES, write_bad_files, write_sample
+
+    for name in ("CLAUDE_CONFIG_DIR", "CLAUDE_CODE_REMOTE_MEMORY_DIR", "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE",
+                 "CLAUDE_CODE_PROJECT_DIR_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    directory = write_sample(_auto_memory_dir(project))
+    write_bad_files(directory)
+    code, _, err = gate("import", "--from", "claude-memory", *(["--dry-run"] if dry_run else []))
+    assert code == 1
+    verb = "would be imported" if dry_run else "were imported"
+    line = f"gate: {len(BAD_FILES)} cannot be imported (reasons above); of the others, {len(TOPIC_FILES)} {verb}"
+    assert line in err.splitlines(), err
+    if dry_run:
+        return
+    code, _, err = gate("import", "--from", "claude-memory")  # again: the good ones are there already
+    assert code == 1
+    line = (f"gate: {len(BAD_FILES)} cannot be imported (reasons above); of the others, {len(TOPIC_FILES)} were "
+            "imported before")
+    assert line in err.splitlines(), err
+
+
+# --- gate list: an empty filter says so, with the total -------------------------------------------------------------
+def test_list_of_a_kind_the_store_lacks_says_so_with_the_total(gate) -> None:
+    assert gate("list")[1].strip() == 'no memories yet — `gate remember "<fact>"` stores one'
+    for title in ("Deploys need approval", "The ledger export runs nightly"):
+        assert gate("remember", title)[0] == 0
+    code, out, _ = gate("list", "--kind", "task")
+    assert code == 0 and out.strip() == "no active task memories (2 memories in all)"
+    assert gate("list", "--kind", "task", "--status", "all")[1].strip() == "no task memories (2 memories in all)"
+    assert gate("list", "--scope", "team")[1].strip() == "no active memories in the team store (2 memories in all)"
+    assert gate("list", "--status", "forgotten")[1].strip() == "no forgotten memories (2 memories in all)"
+
+
+# --- gate forget: a second one writes nothing ------------------------------------------------------------------------
+def test_a_second_forget_writes_no_version(gate, project: Path) -> None:
+    import json
+
+    code, out, _ = gate("remember", "Deploys need approval from the release manager")
+    memory_id = out.strip()
+    assert gate("forget", memory_id) == (0, f"forgot {memory_id}\n", "")
+    path = Store.for_cwd(str(project)).locate(memory_id)
+    assert path is not None
+    before = path.read_bytes()
+    versions = json.loads(gate("show", "--history", memory_id, "--json")[1])["versions"]
+    assert len(versions) == 1
+    code, out, _ = gate("forget", memory_id)
+    assert code == 0
+    assert out.startswith(f"{memory_id} was already forgotten; nothing changed")
+    assert path.read_bytes() == before
+    assert json.loads(gate("show", "--history", memory_id, "--json")[1])["versions"] == versions
+    Store.for_cwd(str(project)).forget(memory_id)  # the store itself writes nothing either
+    assert path.read_bytes() == before
+    assert json.loads(gate("show", "--history", memory_id, "--json")[1])["versions"] == versions
+
+
+# --- gate show: a link reads naturally from both ends ----------------------------------------------------------------
+def test_show_names_each_link_from_both_ends(gate) -> None:
+    from gate.commands.show import LINK_NAMES, REVERSE_LINK_NAMES
+    from gate.memory.vocab import LINK_TYPES
+
+    assert set(LINK_NAMES) == set(REVERSE_LINK_NAMES) == set(LINK_TYPES)
+    target = gate("remember", "The nightly export times out on large accounts")[1].strip()
+    linkers = {}
+    for link_type, title in [("fixes", "Export batches accounts in pages of 500"),
+                             ("caused_by", "Reports arrive late on the first of the month"),
+                             ("contradicts", "The nightly export never times out"),
+                             ("relates", "Large accounts have over a million ledger rows")]:
+        code, out, err = gate("remember", title, "--link", f"{link_type}:{target}", "--new")
+        assert code == 0, err
+        linkers[link_type] = out.strip()
+    successor = gate("remember", "The nightly export streams large accounts", "--supersedes", target)[1].strip()
+    code, out, _ = gate("show", target)
+    assert code == 0
+    assert f"fixed by: {linkers['fixes']} (Export batches accounts in pages of 500)" in out
+    assert f"causes: {linkers['caused_by']} (Reports arrive late on the first of the month)" in out
+    assert f"contradicted by: {linkers['contradicts']} (The nightly export never times out)" in out
+    assert f"related from: {linkers['relates']} (Large accounts have over a million ledger rows)" in out
+    assert f"superseded by: {successor} (The nightly export streams large accounts)" in out
+    assert " by: " not in out.replace("fixed by: ", "").replace("contradicted by: ", "").replace(
+        "superseded by: ", "")
+    code, out, _ = gate("show", linkers["caused_by"])
+    assert f"caused by: {target}" in out
+    assert f"relates to: {target}" in gate("show", linkers["relates"])[1]

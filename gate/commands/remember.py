@@ -99,8 +99,10 @@ def check_is_a_fact(title: str, body: str) -> None:
     if words >= MIN_TITLE_WORDS:
         return
     details = "; the body only details the fact the title states" if body else ""
+    # the title is not quoted back: a lone word pasted by mistake may be a credential
     raise ValidationError(
-        f"{title!r} is not a fact: a title needs at least {MIN_TITLE_WORDS} words{details}; nothing was written",
+        f"not a fact: the title has {words} word{'' if words == 1 else 's'}, a fact needs at least "
+        f"{MIN_TITLE_WORDS} (the thing and what holds of it){details}; nothing was written",
         hint='write the fact itself as one line, e.g. gate remember "Deploys need approval from the release '
         'manager" (details in --body)',
     )
@@ -124,7 +126,6 @@ def run(args: argparse.Namespace) -> int:
         from gate.memory.secrets import refuse_secrets
 
         refuse_secrets({"trigger": "\n".join(args.triggers)}, store.paths.root)
-    check_is_a_fact(args.title.strip(), body.strip())
     memory = Memory(
         id=args.memory_id or store.fresh_id(),
         kind=args.kind,
@@ -139,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         source=args.source or written_by(),
         session=args.session or os.environ.get("CLAUDE_CODE_SESSION_ID", ""),
     )
+    memory.validate()  # an empty or overlong title is named as such before the shape of a fact is judged
+    check_is_a_fact(memory.title, memory.body)
     if memory.paths:  # hashed with the glob meaning of path triggers (`src/db/**`: every file beneath)
         memory.anchors = anchor_hashes(store.paths.root, memory.paths)
     try:

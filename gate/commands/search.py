@@ -12,7 +12,8 @@ from gate.rules import load_rules
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("search", help="search memories")
     parser.add_argument("query", nargs="+")
-    parser.add_argument("--limit", type=int, default=None, help="at most N ranked hits")
+    parser.add_argument("--limit", type=int, default=None, metavar="N",
+                        help="at most N ranked hits (default: max_hits of rules/search.toml, 8 as shipped)")
     parser.add_argument("--all", action="store_true", dest="show_all",
                         help="also show the matches below the relevance cliff (ranked far below the best one), "
                         "which a plain search counts but leaves out; --limit still applies")

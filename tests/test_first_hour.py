@@ -76,6 +76,32 @@ def test_a_file_repaired_in_place_is_found_again(how: str, gate, project: Path) 
     assert memory_id in out and "skipped" not in err
 
 
+def test_a_hook_recalls_a_file_repaired_in_place(gate, project: Path) -> None:
+    """The hooks catch up as the CLI does: the first read after the repair, a prompt, delivers the memory."""
+    import json
+    import sys
+
+    code, out, _ = gate("remember", "Reserve account waterfall triggers at 30 days overdue", "--kind", "decision")
+    memory_id = out.strip()
+    path = Store.for_cwd(str(project)).locate(memory_id)
+    assert path is not None
+    good, past = path.read_bytes(), path.stat().st_mtime_ns - 60_000_000_000
+    _settle(path.parent, past)
+    _write_in_place(path, good.replace(b"title = ", b"title ? ", 1), "rewrite")
+    os.utime(path, ns=(past, past))
+    _settle(path.parent, past)
+    assert "not valid TOML" in gate("list")[2]
+    _write_in_place(path, good, "rewrite")
+    os.utime(path, ns=(past, past))
+    _settle(path.parent, past)
+    event = {"session_id": "sess-repaired", "transcript_path": str(project / "missing.jsonl"), "cwd": str(project),
+             "hook_event_name": "UserPromptSubmit", "prompt": "When does the reserve account waterfall trigger?"}
+    proc = subprocess.run([sys.executable, "-m", "gate.hook"], input=json.dumps(event).encode(), capture_output=True,
+                          timeout=60)
+    assert proc.returncode == 0
+    assert memory_id in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
 # --- `gate search` says what the relevance cliff hid, and --all shows it ----------------------------------------
 LEDGER = [
     "Ledger rows are append-only",

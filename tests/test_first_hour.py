@@ -295,21 +295,27 @@ def test_remember_help_shows_the_default_kind_and_scope(gate) -> None:
     assert "store a memory (prints its id; a finding, private, unless --kind/--scope)" in " ".join(out.split())
 
 
-def _remember_at(project: Path, title: str, *, terminal: bool, env: dict[str, str]) -> str:
-    """`gate remember` in a process of its own, its stdin and stdout a terminal (a pty) or pipes; its source."""
+def _remember_at(project: Path, title: str, *, terminal: str, env: dict[str, str]) -> str:
+    """`gate remember` in a process of its own whose stdin and stdout are a terminal (a pty: terminal="both"),
+    stdin only ("stdin": `gate remember … | jq`), or pipes ("none"); the source it recorded."""
     import json
     import sys
 
     argv = [sys.executable, "-m", "gate.cli", "remember", title, "--project", str(project), "--json"]
     full_env = {**os.environ, **env}
-    if terminal:
+    if terminal == "none":
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=full_env)
+        assert proc.returncode == 0, proc.stderr
+        out = proc.stdout
+    else:
         import pty
 
         leader, follower = pty.openpty()
-        proc = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, env=full_env)
+        output = follower if terminal == "both" else subprocess.PIPE
+        proc = subprocess.Popen(argv, stdin=follower, stdout=output, stderr=output, env=full_env)
         os.close(follower)
         chunks = []
-        while True:
+        while terminal == "both":
             try:
                 chunk = os.read(leader, 4096)
             except OSError:  # the follower side closed: the process is done
@@ -317,25 +323,25 @@ def _remember_at(project: Path, title: str, *, terminal: bool, env: dict[str, st
             if not chunk:
                 break
             chunks.append(chunk)
+        if terminal == "stdin":
+            piped, _ = proc.communicate(timeout=60)
+            chunks.append(piped)
         os.close(leader)
         assert proc.wait(timeout=60) == 0, b"".join(chunks)
         out = b"".join(chunks).decode()
-    else:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=full_env)
-        assert proc.returncode == 0, proc.stderr
-        out = proc.stdout
     memory_id = json.loads(out.strip().splitlines()[-1])["id"]
     return Store.for_cwd(str(project)).get(memory_id).source
 
 
 def test_a_memory_typed_at_a_terminal_is_recorded_as_written_by_a_human(project: Path) -> None:
     bare = {name: "" for name in ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID")}
-    assert _remember_at(project, "Typed at a terminal by a person", terminal=True, env=bare) == "human"
+    assert _remember_at(project, "Typed at a terminal by a person", terminal="both", env=bare) == "human"
+    assert _remember_at(project, "Typed by a person and piped to jq", terminal="stdin", env=bare) == "human"
     # Claude Code's Bash tool: CLAUDECODE=1 and no terminal (measured on the CLI); either one says agent
     agent = {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "a-session"}
-    assert _remember_at(project, "Written from the Bash tool of an agent", terminal=False, env=agent) == "agent"
-    assert _remember_at(project, "Written at a terminal inside Claude Code", terminal=True, env=agent) == "agent"
-    assert _remember_at(project, "Written by a script without a terminal", terminal=False, env=bare) == "agent"
+    assert _remember_at(project, "Written from the Bash tool of an agent", terminal="none", env=agent) == "agent"
+    assert _remember_at(project, "Written at a terminal inside Claude Code", terminal="both", env=agent) == "agent"
+    assert _remember_at(project, "Written by a script without a terminal", terminal="none", env=bare) == "agent"
 
 
 def test_an_explicit_source_wins(gate, project: Path) -> None:

@@ -87,7 +87,7 @@ def written_by() -> str:
     if any(os.environ.get(name) for name in AGENT_ENV):
         return "agent"
     try:
-        at_terminal = sys.stdin.isatty() and sys.stdout.isatty()
+        at_terminal = sys.stdin.isatty() or sys.stdout.isatty()  # `| jq` or `--body - < notes` is still a person
     except (AttributeError, ValueError):  # a closed or replaced stream
         at_terminal = False
     return "human" if at_terminal else "agent"

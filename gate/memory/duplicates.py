@@ -38,6 +38,7 @@ _NUMBER = re.compile(r"^[~<>≤≥]?v?\d+(?:[.:,]\d+)*[a-z%]{0,3}$", re.IGNORECA
 _DIGITS = re.compile(r"\d+(?:[.:]\d+)*")
 _IDENTIFIER_CHARS = re.compile(r"[_/=.:*]|[a-z][A-Z]|^[A-Z0-9]{2,}[a-z]|-")
 _SPLIT = re.compile(r"[^\W_]+")
+_PUNCTUATION = re.compile(r"[\W_]+")
 _LETTER_AND_DIGIT = re.compile(r"[^\W\d_].*\d|\d.*[^\W\d_]")
 
 
@@ -107,7 +108,8 @@ class _Title:
             if (_IDENTIFIER_CHARS.search(token) or _LETTER_AND_DIGIT.search(token)) and _SPLIT.search(token):
                 # a path by its last part: the directories are where, not what (and would outweigh the words)
                 lower = lower.rstrip("/").rsplit("/", 1)[-1] or lower
-                self.identifiers.add(lower)
+                # written another way is the same identifier: utf8 / UTF-8, round_half_up / ROUND-HALF-UP
+                self.identifiers.add(_PUNCTUATION.sub("", lower) or lower)
                 self.numbers.update(_DIGITS.findall(token) if not re.search(r"[a-z]", lower) else [])
             parts = _SPLIT.findall(lower)
             for part in parts:

@@ -141,7 +141,10 @@ def main() -> int:
         raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
         if len(raw) > MAX_STDIN_BYTES:
             raise ValueError("the event is larger than gate reads")
-        event = json.loads(raw)
+        try:
+            event = json.loads(raw)
+        except UnicodeDecodeError:  # stray bytes that are not UTF-8: each one becomes U+FFFD, as `gate replay`
+            event = json.loads(raw.decode("utf-8", errors="replace"))  # reads a transcript, and the event goes on
         if isinstance(event, dict) and (b"\\ud" in raw or b"\\uD" in raw or b"\xed" in raw):
             from gate.session.transcript import without_surrogates  # rare: only when one may be there
 

@@ -101,12 +101,15 @@ def auto_memory(settings: Settings, root: Path) -> list[Check]:
         'to use gate alone, set "autoMemoryEnabled": false in .claude/settings.json (or '
         "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1); gate does not change it"
     )
+    # Information, not a warning: a warning is something of gate's that does not work, and auto memory is
+    # Claude Code's default, on in every fresh install, breaking nothing of gate's. What it already holds for
+    # the project is said, with how to import it (gate's recall does not see it until then).
     return [
         Check(
             "competition",
-            "warn",
-            "Claude Code's own auto memory is on: the agent may also keep notes in its memory directory, "
-            f"which can disagree with gate's{held}",
+            "info",
+            "Claude Code's own auto memory is on (its default): the agent may also keep notes there, apart from "
+            f"gate's{held}",
             f"{bring}; {alone}",
         )
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gate.install import wiring
+from gate.install import launcher, wiring
 from gate.install.diagnose.base import PLUGIN_COMMAND, Check, Settings, Wired, dedupe, event_order
 
 
@@ -71,17 +71,45 @@ def coverage(wired: list[Wired]) -> list[Check]:
                     "keep one: `gate uninstall --scope …` or disable the plugin",
                 )
             )
+    runnable: dict[tuple[str, str], list[str]] = {}
     for w in wired:
-        if w.command == PLUGIN_COMMAND or w.env:
-            continue
-        python = wiring.interpreter_of(w.command)
-        if python is None or not (Path(python).is_file() and os.access(python, os.X_OK)):
-            checks.append(
-                Check(
-                    "wiring",
-                    "fail",
-                    f"{w.event} in {w.source} runs {python or w.command!r}, which does not exist",
-                    "run `gate install` again from the environment gate is installed in",
-                )
-            )
+        if w.command != PLUGIN_COMMAND and not w.env:
+            runnable.setdefault((w.source, w.command), []).append(w.event)
+    for (source, command), events_of in runnable.items():
+        problem = _cannot_run(command)
+        if problem:
+            what, hint = problem
+            checks.append(Check("wiring", "fail", f"{', '.join(events_of)} in {source}: {what}", hint))
     return dedupe(checks)
+
+
+def _cannot_run(command: str) -> tuple[str, str] | None:
+    """Why a gate command cannot run gate on this machine (and what to do), or None when it can."""
+    if wiring.is_portable(command):
+        path = launcher.path()
+        if not path.is_file():
+            return (
+                f"the hooks run this machine's launcher {path}, which does not exist, so they do nothing here "
+                "(they fail open, with one line on stderr); gate is not set up on this machine for this project",
+                "run `gate install` in this project: it writes the launcher (the settings file stays as it is)",
+            )
+        python = launcher.interpreter(path)
+        if python is None or not _executable(python):
+            return (
+                f"the launcher {path} runs {python or '(unreadable)'}, which does not exist, so the hooks do nothing",
+                "run `gate install` again from the environment gate is installed in",
+            )
+        return None
+    python = wiring.interpreter_of(command)
+    if python is not None and _executable(python):
+        return None
+    return (
+        f"the hooks run {python or command!r}, which does not exist on this machine, so every hook fails "
+        "(a path of another machine, in a committed settings file? or a venv moved or deleted)",
+        "run `gate install` (again, from the environment gate is installed in): project scope then wires a "
+        "command that names no machine's path",
+    )
+
+
+def _executable(python: str) -> bool:
+    return Path(python).is_file() and os.access(python, os.X_OK)

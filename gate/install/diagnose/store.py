@@ -31,7 +31,10 @@ def store_health(root: Path) -> list[Check]:
                 "fix or delete it by hand",
             )
         )
-    if report.get("index_behind"):
+    # No memory files and nothing indexed: there is nothing for the index to catch up with, whether or not it
+    # exists yet (the first write or search makes it), so a fresh install's store is not "behind".
+    empty = total == 0 and not report.get("corrupt") and not report.get("indexed")
+    if report.get("index_behind") and not empty:
         checks.append(
             Check(
                 "store",

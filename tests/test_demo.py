@@ -116,3 +116,28 @@ def test_the_sample_is_a_transcript_replay_reads() -> None:
     assert names.count("UserPromptSubmit") == 2 and names.count("Stop") == 3 and "PreToolUse" in names
     for line in (SAMPLE / "memories.jsonl").read_text(encoding="utf-8").splitlines():
         assert "project" not in json.loads(line)  # the store takes the project it is imported into
+
+
+def test_sample_to_writes_the_sample_set_in_the_project_and_never_overwrites(tmp_path: Path, project: Path) -> None:
+    target = tmp_path / "sample"
+    first = subprocess.run(
+        [str(Path(sys.executable).parent / "gate"), "demo", "--sample-to", str(target)],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        timeout=120,
+    )
+    assert first.returncode == 0, first.stderr
+    transcript = (target / "session.jsonl").read_text()
+    assert "__PROJECT__" not in transcript and json.dumps(str(project.resolve()))[1:-1] in transcript
+    assert (target / "memories.jsonl").read_text() == (SAMPLE / "memories.jsonl").read_text()
+    (target / "session.jsonl").write_text("mine\n")
+    again = subprocess.run(
+        [str(Path(sys.executable).parent / "gate"), "demo", "--sample-to", str(target)],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        timeout=120,
+    )
+    assert again.returncode != 0 and "nothing was written" in again.stderr
+    assert (target / "session.jsonl").read_text() == "mine\n"

@@ -10,7 +10,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from gate.demo.play import SAMPLE, Demo, Step, play
+from gate.demo.play import SAMPLE, Demo, Step, play, write_sample
+from gate.paths import project_root
 
 WIDTH = 116
 # Plain words for the audit's reason codes the sample shows; any other code is printed as it is.
@@ -38,10 +39,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--keep", action="store_true", help="keep the throwaway directory (its path is printed) to look around"
     )
+    parser.add_argument(
+        "--sample-to",
+        metavar="DIR",
+        help="play nothing: write the sample (session.jsonl, memories.jsonl) into DIR, the transcript set in the "
+        "current project, e.g. to try `gate import` and `gate replay` on it",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.sample_to:
+        for path in write_sample(Path(args.sample_to), Path(project_root())):
+            print(path)
+        return 0
     root = Path(tempfile.mkdtemp(prefix="gate-demo-"))
     try:
         demo = play(root)

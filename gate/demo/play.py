@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gate.errors import GateError
 from gate.install.wiring import hook_command
 from gate.paths import audit_log_file, error_log_file, redirect_home
 from gate.replay.timeline import read_timeline
@@ -110,11 +111,27 @@ def _materialise(root: Path) -> tuple[Path, Path]:
     for name in ("home", "gate-home"):
         (root / name).mkdir()
     recording = root / "recording.jsonl"
-    # json.dumps of the path, without its quotes: the transcript is JSON, and a path may hold a quote or a `\`.
-    escaped = json.dumps(str(project))[1:-1]
-    text = (SAMPLE / "session.jsonl").read_text(encoding="utf-8").replace(PROJECT_TOKEN, escaped)
-    recording.write_text(text, encoding="utf-8")
+    recording.write_text(sample_transcript(project), encoding="utf-8")
     return project, recording
+
+
+def sample_transcript(project: Path) -> str:
+    """The recorded session with the project's path written into it (the transcript is JSON, and a path may
+    hold a quote or a backslash: it goes in escaped as JSON would write it)."""
+    escaped = json.dumps(str(project))[1:-1]
+    return (SAMPLE / "session.jsonl").read_text(encoding="utf-8").replace(PROJECT_TOKEN, escaped)
+
+
+def write_sample(directory: Path, project: Path) -> list[Path]:
+    """The sample session (set in `project`) and its store, as files in `directory`; refuses to overwrite."""
+    targets = [directory / "session.jsonl", directory / "memories.jsonl"]
+    existing = [str(t) for t in targets if t.exists()]
+    if existing:
+        raise GateError(f"{', '.join(existing)} exists already; nothing was written", "name another directory")
+    directory.mkdir(parents=True, exist_ok=True)
+    targets[0].write_text(sample_transcript(project), encoding="utf-8")
+    targets[1].write_text((SAMPLE / "memories.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    return targets
 
 
 def _what(event: dict[str, Any], project: Path) -> str:

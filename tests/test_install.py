@@ -802,3 +802,62 @@ def test_plugin_marketplace_install_sets_itself_up_and_recalls(gate: Gate, proje
     runs = [c for c in report["checks"] if c["check"] == "hooks"]
     assert {c["details"]["event"] for c in runs} == set(wiring.EVENT_NAMES)
     assert all(c["status"] == "ok" for c in runs), runs
+
+
+# --- install.sh: the README's first command ----------------------------------------------------------------------
+
+
+def _install_sh(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """install.sh as a newcomer runs it: a HOME of their own, the venv not on PATH, pip kept off the network
+    (install.sh skips pip when .venv already holds gate from this checkout: run ./install.sh once after
+    pyproject.toml changes)."""
+    import hashlib
+
+    stamp = REPO / ".venv" / ".gate-installed"
+    digest = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
+    assert stamp.is_file() and stamp.read_text().strip() == f"{REPO} {digest}", (
+        "pyproject.toml changed since .venv was set up (or install.sh never ran here): run ./install.sh"
+    )
+    bin_dir = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep) if p != bin_dir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GATE_", "PIP_", "VIRTUAL_ENV"))}
+    env.update(HOME=str(home), GATE_HOME=os.environ["GATE_HOME"], PATH=path, PIP_NO_INDEX="1")
+    return subprocess.run(
+        ["bash", str(REPO / "install.sh"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def _checkout_status() -> str:
+    return subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
+
+
+def test_install_sh_in_the_checkout_wires_nothing_and_says_how(tmp_path: Path) -> None:
+    before = _checkout_status()
+    proc = _install_sh(cwd=REPO, home=tmp_path)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert (
+        not (REPO / ".claude" / "settings.json").exists()
+        or "memory-gate" not in (REPO / ".claude" / "settings.json").read_text()
+    )
+    assert _checkout_status() == before  # the checkout is left as it was
+    assert "./install.sh ~/path/to/your/project" in proc.stdout and "gate demo" in proc.stdout
+    # gate is set up all the same: this machine's launcher runs the checkout's venv
+    assert launcher.interpreter(tmp_path / launcher.RELATIVE) == str(REPO / ".venv" / "bin" / "python")
+
+
+def test_install_sh_refuses_the_checkout_when_named(tmp_path: Path) -> None:
+    before = _checkout_status()
+    proc = _install_sh(".", cwd=REPO, home=tmp_path)
+    assert proc.returncode == 1 and "memory-gate's own checkout" in proc.stderr
+    assert _checkout_status() == before
+
+
+def test_install_sh_wires_the_project_it_is_run_in(tmp_path: Path, project: Path) -> None:
+    home = tmp_path / "newcomer"
+    home.mkdir()
+    proc = _install_sh(cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    commands = {e.command for e in wiring.find_gate_entries(json.loads(settings_file(project).read_text()))}
+    assert commands == {wiring.PORTABLE_COMMAND}
+    assert launcher.interpreter(home / launcher.RELATIVE) == str(REPO / ".venv" / "bin" / "python")
+    assert "all good" in proc.stdout  # its gate doctor: a fresh install is clean

@@ -59,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
     command = wiring.command_for(args.scope, python)
     if result.changed:
         print(f"wired {', '.join(wiring.EVENT_NAMES)} into {plan.path} ({args.scope} scope)")
-        print(f"hooks run: {command}")
+        if wiring.is_portable(command):
+            print(f"hooks run: ~/{launcher.RELATIVE}, this machine's launcher (the command names no machine's path)")
+        else:
+            print(f"hooks run: {command}")
         if result.backup:
             print(f"previous file saved as {result.backup}")
     else:

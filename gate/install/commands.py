@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gate.errors import GateError
-from gate.install import files, jsonedit, launcher, wiring
+from gate.install import files, jsonedit, wiring
 from gate.paths import project_root
 
 
@@ -66,9 +66,8 @@ def plan_install(scope: str, root: Path, python: str) -> Plan:
         plan.notes.append("warning: gate.hook is missing from this installation; the hooks will fail until it is")
     if scope == "project":
         plan.notes.append(
-            f"note: {path.name} is usually committed; its hooks name no path of this machine but run "
-            f"~/{launcher.RELATIVE}, which `gate install` writes on each machine. A teammate without gate gets "
-            "one line on stderr and no hooks; with gate set up, `gate install` in this project turns them on"
+            f"note: commit {path.name}; on a teammate's machine without gate its hooks do nothing (exit 0, one line "
+            "on stderr saying how to set gate up), and once they have set gate up it works for them as is"
         )
     plan.notes.extend(_other_wiring_notes(scope, root, command))
     return plan

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import sys
+from pathlib import Path
 
 from gate.install.diagnose.base import Check
 
@@ -16,6 +18,6 @@ def path_info() -> list[Check]:
             "path",
             "info",
             "`gate` is not on PATH; gate's messages name it by absolute path, so the agent can still run it",
-            "for your own shell: ln -s <gate's venv>/bin/gate ~/.local/bin/gate",
+            f"for your own shell: ln -s {Path(sys.executable).parent / 'gate'} ~/.local/bin/gate",
         )
     ]

@@ -192,3 +192,20 @@ def test_commands_run_as_written(page: str, tmp_path: Path) -> None:
         f"(exit {proc.returncode})\nstderr (end): {proc.stderr[-3000:]}\nstdout (end): {proc.stdout[-2000:]}"
     )
     assert _git_status() == before, f"{page}'s commands left the checkout changed"
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation but - and _ dropped, spaces to -."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_links_between_pages_resolve(page: str) -> None:
+    """The README sends a reader to the docs pages, and they to each other: every relative link arrives."""
+    text = (REPO / page).read_text(encoding="utf-8")
+    for target, anchor in re.findall(r"\]\((?!https?:)([^)#\s]*)(?:#([^)\s]+))?\)", text):
+        path = (REPO / page).parent / target if target else REPO / page
+        assert path.is_file(), f"{page}: link to {target} goes nowhere"
+        if anchor:
+            headings = re.findall(r"^#+\s+(.*)$", path.read_text(encoding="utf-8"), re.MULTILINE)
+            assert anchor in {_slug(h) for h in headings}, f"{page}: no heading #{anchor} in {target or page}"

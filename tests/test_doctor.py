@@ -341,3 +341,15 @@ def test_doctor_names_a_launcher_whose_interpreter_is_gone(gate: Gate, project: 
     (fail,) = of(report, "wiring", "fail")
     assert str(python) in fail["message"] and "does not exist" in fail["message"]
     assert all("does not exist" in c["message"] for c in of(report, "hooks", "fail"))
+
+
+def test_doctor_warns_when_the_project_settings_name_this_machine(gate: Gate, project: Path) -> None:
+    """Settings an older gate wrote run here but break every teammate: a warning, and `gate install` fixes it."""
+    write_json(settings_path(project), gate_settings(wiring.hook_command(sys.executable).removesuffix(wiring.MARKER)))
+    code, report = doctor(gate, "--no-run")
+    assert code == 0
+    (warning,) = of(report, "wiring", "warn")
+    assert sys.executable in warning["message"] and "teammate" in warning["message"]
+    assert gate("install", "--project", str(project))[0] == 0
+    _, report = doctor(gate, "--no-run")
+    assert not of(report, "wiring", "warn")

@@ -30,7 +30,7 @@ def diagnose(root: Path, run: bool = True) -> list[Check]:
     wired_plugin, plugin_checks = plugin_wiring(settings, root)
     checks += plugin_checks
     wired = wired_settings + wired_plugin
-    checks += coverage(wired)
+    checks += coverage(wired, settings.paths.get("project"))
     checks += recent_failures()  # before the runs below, whose own failures are reported on their own
     if run:
         checks += run_hooks(wired, root)

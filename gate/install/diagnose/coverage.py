@@ -37,7 +37,7 @@ def settings_wiring(settings: Settings) -> tuple[list[Wired], list[Check]]:
     return wired, checks
 
 
-def coverage(wired: list[Wired]) -> list[Check]:
+def coverage(wired: list[Wired], project_settings: Path | None = None) -> list[Check]:
     checks: list[Check] = []
     if not wired:
         return [
@@ -80,6 +80,17 @@ def coverage(wired: list[Wired]) -> list[Check]:
         if problem:
             what, hint = problem
             checks.append(Check("wiring", "fail", f"{', '.join(events_of)} in {source}: {what}", hint))
+        elif project_settings is not None and source == str(project_settings) and not wiring.is_portable(command):
+            # Works here, fails everywhere else: the file is usually committed (an older gate wrote it so).
+            checks.append(
+                Check(
+                    "wiring",
+                    "warn",
+                    f"{source} names this machine's interpreter ({wiring.interpreter_of(command)}); it is usually "
+                    "committed, and on a teammate's machine every hook would fail",
+                    "run `gate install` in the project: it wires a command that names no machine's path",
+                )
+            )
     return dedupe(checks)
 
 

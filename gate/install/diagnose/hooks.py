@@ -109,9 +109,10 @@ def run_hooks(wired: list[Wired], root: Path) -> list[Check]:
         setting_up = bool(w.env) and problem is None and not proc.stdout.strip() and plugin_not_ready(w.env)
         if problem is None and failures and not setting_up:
             problem = f"it failed open (error log: {failures[-1][:300]})"
-        if problem is None and not setting_up and not proc.stdout.strip() and proc.stderr.strip():
-            # gate's hook writes nothing on stderr; a launcher that found no gate says so there and exits 0.
-            problem = f"it did nothing and said: {proc.stderr.strip().splitlines()[-1][:300]}"
+        said = [line for line in proc.stderr.splitlines() if line.startswith("memory-gate")]
+        if problem is None and not setting_up and not proc.stdout.strip() and said:
+            # A launcher that found no gate (or no interpreter) exits 0 and says so on stderr, and nothing ran.
+            problem = f"it did nothing and said: {said[-1][:300]}"
         if problem:
             checks.append(Check("hooks", "fail", f"{w.event} ({w.source}): {problem}", details=details))
         elif setting_up:

@@ -10,7 +10,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from gate.demo.play import SAMPLE, Demo, Step, play, write_sample
+from gate.demo.play import Demo, Step, play, write_sample
 from gate.paths import project_root
 
 WIDTH = 116
@@ -109,7 +109,7 @@ def _print(demo: Demo) -> None:
         f"gate demo: a recorded session of {prompts} prompts, played through the real hooks in a throwaway home "
         "(no model, no network)."
     )
-    print(f"The store it starts from: {len(demo.memories)} memories of a small billing project ({SAMPLE.name}/):")
+    print(f"The store it starts from: {len(demo.memories)} memories of a small billing project (gate/demo/sample/):")
     for memory in demo.memories:
         anchored = f"  [anchored to {', '.join(memory['paths'])}]" if memory.get("paths") else ""
         print(f"  {memory['id']}  {memory['kind']:<10} {memory['title']}{anchored}")

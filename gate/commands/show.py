@@ -82,6 +82,7 @@ def _history(store: Store, args: argparse.Namespace) -> int:
     if now is not None and current is not None:
         now["status"] = store.status_of(current)
     later = [v.memory for v in versions[1:]] + [now or {}]  # what each version became
+    later = later[: len(versions)]  # no earlier version: nothing became anything
     entries = [
         {**v.to_json(), "changed": changed_fields(v.memory, after)} for v, after in zip(versions, later, strict=True)
     ]

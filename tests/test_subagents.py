@@ -1,0 +1,234 @@
+"""Subagents (issue 24), through the real entry point: memories written with `gate remember`, hook events shaped
+as Claude Code 2.1.332 sends them (docs/subagents.md) fed to `python -m gate.hook`, the audit read back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.paths import audit_log_file
+from gate.session.ledger import read_ledger
+from gate.session.transcript import read_turn, subagent_report
+
+GATE_BIN = Path(sys.executable).parent / "gate"
+TASK = "Find out how the reserve account waterfall pays noteholders after the trigger fires."
+WATERFALL = "Waterfall payments fill the reserve account before any distribution to noteholders"
+DIRECTIVE = "Never push to the release branch without a signed tag"
+GOTCHA = "Ledger rounding is half-even: use Decimal.quantize, never round()"
+
+
+def remember(project: Path, title: str, *args: str) -> str:
+    proc = subprocess.run(
+        [str(GATE_BIN), "remember", title, *args, "--project", str(project), "--json"],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return str(json.loads(proc.stdout)["id"])
+
+
+def hook(project: Path, name: str, session: str, transcript: Path | None = None, **fields: Any) -> dict[str, Any]:
+    """One event in a fresh hook process; its answer ({} when silent). Exit status 0 always."""
+    event = {"session_id": session, "transcript_path": str(transcript or project / "none.jsonl"),
+             "cwd": str(project), "hook_event_name": name, **fields}
+    proc = subprocess.run(
+        [sys.executable, "-m", "gate.hook"], input=json.dumps(event).encode(), capture_output=True, timeout=60,
+        env=dict(os.environ), cwd=project,
+    )
+    assert proc.returncode == 0
+    return json.loads(proc.stdout) if proc.stdout.strip() else {}
+
+
+def spawn(project: Path, session: str, task: str = TASK, agent_type: str = "general-purpose", **more: Any) -> dict:
+    tool_input = {"description": "Explore the waterfall", "prompt": task, "subagent_type": agent_type, **more}
+    return hook(project, "PreToolUse", session, tool_name="Agent", tool_input=tool_input, tool_use_id="toolu_s1")
+
+
+def sub_read(project: Path, session: str, agent_id: str, path: str, transcript: Path | None = None) -> dict:
+    return hook(project, "PreToolUse", session, transcript, tool_name="Read",
+                tool_input={"file_path": str(project / path)}, agent_id=agent_id, agent_type="general-purpose",
+                tool_use_id="toolu_r1")
+
+
+def context(answer: dict[str, Any]) -> str:
+    return str(answer.get("hookSpecificOutput", {}).get("additionalContext", ""))
+
+
+def audit(event: str | None = None) -> list[dict[str, Any]]:
+    path = Path(audit_log_file())
+    records = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [r for r in records if event is None or r.get("event") == event]
+
+
+def write_subagent_transcript(parent: Path, session: str, agent_id: str, prompt: str) -> Path:
+    """Where 2.1.332 keeps a subagent's transcript, starting with its task prompt."""
+    path = parent.with_suffix("") / "subagents" / f"agent-{agent_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = {"parentUuid": None, "isSidechain": True, "agentId": agent_id, "type": "user", "sessionId": session,
+            "message": {"role": "user", "content": prompt}}
+    path.write_text(json.dumps(line) + "\n")
+    return path
+
+
+@pytest.fixture
+def store(project: Path) -> dict[str, str]:
+    (project / "src" / "payments").mkdir(parents=True)
+    (project / "src" / "payments" / "ledger.py").write_text("ROUNDING = 'half-even'\n")
+    return {
+        "waterfall": remember(project, WATERFALL, "--kind", "decision", "--tag", "waterfall",
+                              "--body", "The reserve trigger fires after 3 missed payments."),
+        "directive": remember(project, DIRECTIVE, "--kind", "directive"),
+        "gotcha": remember(project, GOTCHA, "--kind", "gotcha", "--path", "src/payments/**"),
+    }
+
+
+# --- the spawn -------------------------------------------------------------------------------------------------------
+def test_spawn_appends_recall_and_directives_to_the_task(project: Path, store: dict[str, str]) -> None:
+    answer = spawn(project, "s1")
+    specific = answer["hookSpecificOutput"]
+    assert specific["hookEventName"] == "PreToolUse"
+    assert "permissionDecision" not in specific and "additionalContext" not in specific  # the parent sees nothing
+    updated = specific["updatedInput"]
+    assert set(updated) == {"description", "prompt", "subagent_type"}  # the same input, the prompt extended
+    assert updated["prompt"].startswith(TASK + "\n\n")
+    assert store["waterfall"] in updated["prompt"] and WATERFALL in updated["prompt"]
+    assert store["directive"] in updated["prompt"] and DIRECTIVE in updated["prompt"]
+    [record] = audit("PreToolUse")
+    assert record["gate"] == "subagent" and record["decision"] == "fired" and record["reason"] == "FIRED_SPAWN"
+    assert set(record["delivered"]) == {store["waterfall"], store["directive"]}
+    assert record["spawn"] is True and record["agent_type"] == "general-purpose"
+    # Not delivered to the parent: its own recall may still bring the same memory.
+    ledger = read_ledger("s1")
+    assert ledger is not None and ledger.delivered == []
+
+
+def test_spawn_uses_the_recall_floor_and_search(project: Path, store: dict[str, str]) -> None:
+    answer = spawn(project, "s2", task="Tidy the README's formatting of the install section.")
+    updated = answer["hookSpecificOutput"]["updatedInput"]["prompt"]  # directives still come
+    assert store["waterfall"] not in updated and store["directive"] in updated
+    assert audit("PreToolUse")[-1]["delivered"] == [store["directive"]]
+
+
+def test_spawn_of_a_fork_repeats_nothing_the_parent_holds(project: Path, store: dict[str, str]) -> None:
+    hook(project, "SessionStart", "s3", source="startup")  # the parent got the directive
+    prompted = hook(project, "UserPromptSubmit", "s3", prompt="How does the reserve account waterfall pay out?")
+    assert store["waterfall"] in context(prompted)
+    assert spawn(project, "s3", agent_type="fork") == {}  # a fork inherits the parent's context
+    assert audit("PreToolUse")[-1]["reason"] == "SKIP_NOTHING_FOR_TASK"
+    fresh = spawn(project, "s3")  # a fresh agent gets it all, whatever the parent was shown
+    assert store["waterfall"] in fresh["hookSpecificOutput"]["updatedInput"]["prompt"]
+
+
+def test_spawn_without_a_task_or_muted_is_silent(project: Path, store: dict[str, str]) -> None:
+    assert hook(project, "PreToolUse", "s4", tool_name="Agent", tool_input={"description": "x"}) == {}
+    assert audit("PreToolUse")[-1]["reason"] == "SKIP_NO_TASK"
+    assert subprocess.run([str(GATE_BIN), "mute", "--project", str(project)], capture_output=True,
+                          env=dict(os.environ)).returncode == 0
+    assert spawn(project, "s4") == {}
+    assert audit("PreToolUse")[-1]["reason"] == "SKIP_MUTED"
+
+
+def test_the_older_task_tool_is_a_spawn_too(project: Path, store: dict[str, str]) -> None:
+    answer = hook(project, "PreToolUse", "s5", tool_name="Task",
+                  tool_input={"description": "d", "prompt": TASK, "subagent_type": "Explore"})
+    assert store["waterfall"] in answer["hookSpecificOutput"]["updatedInput"]["prompt"]
+    assert audit("PreToolUse")[-1]["agent_type"] == "Explore"
+
+
+# --- anchors inside a subagent ---------------------------------------------------------------------------------------
+def test_subagent_anchors_have_a_ledger_of_their_own(project: Path, store: dict[str, str]) -> None:
+    assert store["gotcha"] in context(hook(project, "PreToolUse", "s6", tool_name="Read",
+                                           tool_input={"file_path": str(project / "src/payments/ledger.py")}))
+    assert context(hook(project, "PreToolUse", "s6", tool_name="Read",
+                        tool_input={"file_path": str(project / "src/payments/ledger.py")})) == ""  # parent: once
+    first = sub_read(project, "s6", "a1f00d", "src/payments/ledger.py")
+    assert store["gotcha"] in context(first)  # the parent had it; the subagent had not
+    assert context(sub_read(project, "s6", "a1f00d", "src/payments/ledger.py")) == ""  # once per subagent
+    assert store["gotcha"] in context(sub_read(project, "s6", "b2e11e", "src/payments/ledger.py"))  # another one
+    records = [r for r in audit("PreToolUse") if r.get("agent_id")]
+    assert [(r["agent_id"], r["decision"]) for r in records] == [
+        ("a1f00d", "fired"), ("a1f00d", "skipped"), ("b2e11e", "fired")]
+    assert all(r["agent_type"] == "general-purpose" for r in records)
+    ledger = read_ledger("s6")
+    assert ledger is not None and set(ledger.agents) == {"a1f00d", "b2e11e"}
+    assert ledger.delivered == [store["gotcha"]]  # the parent's own, unchanged by the subagents
+
+
+def test_what_the_spawn_delivered_is_not_repeated_inside_the_subagent(project: Path, store: dict[str, str]) -> None:
+    task = "Check how src/payments/ledger.py rounds: ledger rounding, Decimal.quantize, half-even."
+    parent = project / "parent-s7.jsonl"
+    parent.write_text("")
+    prompt = spawn(project, "s7", task=task)["hookSpecificOutput"]["updatedInput"]["prompt"]
+    assert store["gotcha"] in prompt  # the search found the gotcha for the task
+    write_subagent_transcript(parent, "s7", "c3d4", prompt)
+    answer = sub_read(project, "s7", "c3d4", "src/payments/ledger.py", transcript=parent)
+    assert context(answer) == ""  # the subagent holds it already: its first user message
+    assert audit("PreToolUse")[-1]["reason"] == "SUPPRESSED_ALREADY_DELIVERED"
+    ledger = read_ledger("s7")
+    assert ledger is not None and ledger.spawns == {}  # claimed
+
+
+def test_subagent_stop_never_answers(project: Path, store: dict[str, str]) -> None:
+    for active in (False, True):
+        answer = hook(project, "SubagentStop", "s8", agent_id="d5e6", agent_type="Explore", stop_hook_active=active,
+                      last_assistant_message="Fixed: the root cause was an off-by-one in the trigger.",
+                      agent_transcript_path=str(project / "agent-d5e6.jsonl"))
+        assert answer == {}
+    records = audit("SubagentStop")
+    assert [r["decision"] for r in records] == ["allowed", "allowed"]
+    assert records[0]["agent_id"] == "d5e6" and records[0]["agent_type"] == "Explore"
+    assert not audit("Stop")  # the write-back gate never saw it
+
+
+def test_subagent_stop_cannot_block_even_if_a_gate_answered(monkeypatch: pytest.MonkeyPatch, project: Path) -> None:
+    from gate import hook as hook_module
+    from gate.gates.base import HookContext, Outcome
+    from gate.paths import ProjectPaths
+    from gate.session.ledger import Ledger
+
+    monkeypatch.setitem(hook_module.HANDLERS, "SubagentStop", ("gate.gates.writeback", "evaluate"))
+    ctx = HookContext({"hook_event_name": "SubagentStop"}, "SubagentStop", "s9", ProjectPaths.for_cwd(str(project)), {})
+    monkeypatch.setattr("gate.gates.writeback.evaluate",
+                        lambda c, ledger: Outcome("blocked", "X", output={"decision": "block", "reason": "r"}))
+    with pytest.raises(ValueError, match="may not answer"):
+        hook_module.decide(ctx, Ledger(session="s9"))
+
+
+# --- the subagent's report in the parent's turn ---------------------------------------------------------------------
+FRAMED = (
+    "  <tools-used-before-summary>Read</tools-used-before-summary>\n  \n[Subagent hand-back] The text below is the "
+    "final report of a subagent. The report follows:\n  Fixed: the root cause was an off-by-one in trigger.py.\n"
+    "  The tests pass now.\nagentId: a9a4 (use SendMessage with to: 'a9a4' to continue this agent)\n"
+    "<usage>subagent_tokens: 9144</usage>"
+)
+
+
+def test_subagent_report_is_read_out_of_its_frame() -> None:
+    assert subagent_report(FRAMED) == "Fixed: the root cause was an off-by-one in trigger.py.\nThe tests pass now."
+    assert subagent_report("The cause was X.") == "The cause was X."
+    assert subagent_report("Async agent launched successfully.\nagentId: a1") == ""
+
+
+def test_the_report_counts_as_text_of_the_parents_turn(tmp_path: Path) -> None:
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "Why does the trigger test fail?"}},
+        {"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Agent", "input": {"prompt": "find it", "description": "d"}}]}},
+        {"type": "user", "isSidechain": True, "message": {"role": "user", "content": "a subagent's own line"}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": FRAMED}]}]}},
+        {"type": "assistant", "message": {"id": "m2", "role": "assistant", "content": [
+            {"type": "text", "text": "The subagent found it."}]}},
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    turn = read_turn(str(path))
+    assert turn.assistant_texts == [
+        "Fixed: the root cause was an off-by-one in trigger.py.\nThe tests pass now.", "The subagent found it."]
+    assert "off-by-one" in turn.text and "a subagent's own line" not in turn.text
+    assert turn.prompt == "Why does the trigger test fail?"

@@ -232,3 +232,82 @@ def test_the_report_counts_as_text_of_the_parents_turn(tmp_path: Path) -> None:
         "Fixed: the root cause was an off-by-one in trigger.py.\nThe tests pass now.", "The subagent found it."]
     assert "off-by-one" in turn.text and "a subagent's own line" not in turn.text
     assert turn.prompt == "Why does the trigger test fail?"
+
+
+# --- replay: the subagent transcripts a session kept ----------------------------------------------------------------
+def _line(session: str, cwd: Path, entry: dict[str, Any], sidechain: bool = False) -> str:
+    return json.dumps({"sessionId": session, "cwd": str(cwd), "isSidechain": sidechain, **entry}) + "\n"
+
+
+def _use(use_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": use_id, "name": name, "input": tool_input}]}}
+
+
+def _result(use_id: str, text: str) -> dict[str, Any]:
+    return {"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": use_id, "content": text}]}}
+
+
+def recorded_session(tmp_path: Path, project: Path, meta: bool = True) -> Path:
+    """A session as 2.1.332 keeps one: the parent reads the anchored file, spawns, and the subagent reads it too."""
+    session = "5e551011-aaaa-bbbb-cccc-000000000024"
+    anchored = str(project / "src/payments/ledger.py")
+    parent = tmp_path / "sessions" / f"{session}.jsonl"
+    parent.parent.mkdir(parents=True)
+    parent.write_text("".join(_line(session, project, e) for e in [
+        {"type": "user", "message": {"role": "user", "content": "Look at the payments ledger rounding."}},
+        _use("toolu_r1", "Read", {"file_path": anchored}),
+        _result("toolu_r1", "ROUNDING = 'half-even'"),
+        _use("toolu_sp", "Agent", {"description": "d", "prompt": TASK, "subagent_type": "Explore"}),
+        _result("toolu_sp", "The report follows:\n  The ledger rounds half-even.\nagentId: abc1"),
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}},
+    ]))
+    folder = parent.with_suffix("") / "subagents"
+    folder.mkdir(parents=True)
+    (folder / "agent-abc1.jsonl").write_text("".join(_line(session, project, e, sidechain=True) for e in [
+        {"type": "user", "message": {"role": "user", "content": TASK}},
+        _use("toolu_s1", "Read", {"file_path": anchored}),
+        _result("toolu_s1", "ROUNDING = 'half-even'"),
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "The ledger rounds half-even."}]}},
+    ]))
+    if meta:
+        (folder / "agent-abc1.meta.json").write_text(json.dumps({"agentType": "Explore", "toolUseId": "toolu_sp"}))
+    return parent
+
+
+def test_timeline_replays_a_kept_subagent_after_its_spawn(tmp_path: Path, project: Path) -> None:
+    from gate.replay.timeline import read_timeline
+
+    timeline = read_timeline(str(recorded_session(tmp_path, project)))
+    steps = [(s.name, s.event.get("tool_name"), s.event.get("agent_id")) for s in timeline.steps]
+    assert steps == [
+        ("SessionStart", None, None), ("UserPromptSubmit", None, None), ("PreToolUse", "Read", None),
+        ("PreToolUse", "Agent", None), ("PreToolUse", "Read", "abc1"), ("SubagentStop", None, "abc1"),
+        ("Stop", None, None),
+    ]
+    assert timeline.subagents == 1
+    stop = timeline.steps[5].event
+    assert stop["agent_type"] == "Explore" and stop["last_assistant_message"] == "The ledger rounds half-even."
+    without_meta = read_timeline(str(recorded_session(tmp_path / "bare", project, meta=False)))
+    assert without_meta.subagents == 0 and all(not s.event.get("agent_id") for s in without_meta.steps)
+
+
+def test_gate_replay_decides_the_subagents_steps(tmp_path: Path, project: Path, store: dict[str, str]) -> None:
+    path = recorded_session(tmp_path, project)
+    proc = subprocess.run([str(GATE_BIN), "replay", str(path), "--json", "--steps", "--project", str(project)],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    [session] = json.loads(proc.stdout)["sessions"]
+    steps = session["steps"]
+    parent_read, spawn_step, sub_read_step = [s for s in steps if s["event"] == "PreToolUse"]
+    # The parent had the gotcha already (its prompt's recall); the subagent gets it on its own read all the same.
+    assert store["gotcha"] in next(s for s in steps if s["event"] == "UserPromptSubmit")["delivered"]
+    assert parent_read["reason"] == "SUPPRESSED_ALREADY_DELIVERED" and "agent_id" not in parent_read
+    assert (sub_read_step["agent_id"], sub_read_step["decision"]) == ("abc1", "fired")
+    assert sub_read_step["delivered"] == [store["gotcha"]]
+    assert spawn_step.get("spawn") is True
+    assert store["waterfall"] in spawn_step["delivered"] and store["directive"] in spawn_step["delivered"]
+    assert [s["decision"] for s in steps if s["event"] == "SubagentStop"] == ["allowed"]
+    assert not (path.parent / "subagents").exists()  # only the session's own folder holds them

@@ -311,3 +311,47 @@ def test_gate_replay_decides_the_subagents_steps(tmp_path: Path, project: Path, 
     assert store["waterfall"] in spawn_step["delivered"] and store["directive"] in spawn_step["delivered"]
     assert [s["decision"] for s in steps if s["event"] == "SubagentStop"] == ["allowed"]
     assert not (path.parent / "subagents").exists()  # only the session's own folder holds them
+
+
+# --- stats and trace show subagent deliveries apart -----------------------------------------------------------------
+def gate_json(project: Path, *args: str) -> Any:
+    proc = subprocess.run([str(GATE_BIN), *args, "--project", str(project), "--json"], capture_output=True,
+                          text=True, timeout=60, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def gate_text(project: Path, *args: str) -> str:
+    proc = subprocess.run([str(GATE_BIN), *args, "--project", str(project)], capture_output=True, text=True,
+                          timeout=60, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_stats_and_trace_keep_subagent_deliveries_apart(project: Path, store: dict[str, str]) -> None:
+    hook(project, "UserPromptSubmit", "s10", prompt="Tidy the README's formatting of the install section.")
+    spawn(project, "s10")
+    sub_read(project, "s10", "e7f8", "src/payments/ledger.py")
+    hook(project, "SubagentStop", "s10", agent_id="e7f8", agent_type="general-purpose", stop_hook_active=False)
+
+    report = gate_json(project, "stats")
+    subagents = report["subagents"]
+    assert (subagents["spawns"], subagents["spawns_fired"], subagents["delivered_at_spawn"]) == (1, 1, 2)
+    assert (subagents["subagents_seen"], subagents["tool_calls"], subagents["anchor_fires"]) == (1, 1, 1)
+    assert (subagents["delivered_by_anchors"], subagents["ended"], subagents["blocked"]) == (1, 1, 0)
+    assert subagents["by_type"] == {"general-purpose": 1}
+    # The main conversation's figures hold none of it.
+    gates = report["injection"]["gates"]
+    assert "subagent" not in gates and gates.get("anchors", {}).get("delivered", 0) == 0
+    assert report["injection"]["totals"]["delivered"] == 0
+    assert "Subagents (apart): 1 spawned → 1 given memory for their task (2 memories)" in gate_text(project, "stats")
+
+    trace = gate_json(project, "trace", "--session", "s10")
+    spawned = next(e for e in trace["evaluations"] if e.get("spawn"))
+    assert {d["id"] for d in spawned["recall"]["delivered"]} == {store["waterfall"], store["directive"]}
+    assert spawned["recall"]["search"]["candidates"][0]["id"] == store["waterfall"]
+    inside = next(e for e in trace["evaluations"] if e.get("agent_id") == "e7f8" and e["event"] == "PreToolUse")
+    assert inside["delivered"] == [{"id": store["gotcha"], "title": GOTCHA}]
+    text = gate_text(project, "trace", "--session", "s10")
+    assert "[spawn: a general-purpose subagent's task]" in text
+    assert "[inside subagent e7f8 (general-purpose)]" in text

@@ -355,3 +355,10 @@ def test_stats_and_trace_keep_subagent_deliveries_apart(project: Path, store: di
     text = gate_text(project, "trace", "--session", "s10")
     assert "[spawn: a general-purpose subagent's task]" in text
     assert "[inside subagent e7f8 (general-purpose)]" in text
+
+
+def test_a_directive_cued_elsewhere_waits_for_its_cue(project: Path, store: dict[str, str]) -> None:
+    only_on_deploys = remember(project, "Deploys go out on Tuesdays only, after the freeze review", "--kind",
+                               "directive", "--on", "command:deploy")
+    prompt = spawn(project, "s11")["hookSpecificOutput"]["updatedInput"]["prompt"]
+    assert store["directive"] in prompt and only_on_deploys not in prompt

@@ -161,8 +161,17 @@ def _directives(ctx: HookContext, shown: set[str]) -> list[dict[str, Any]]:
     directives, _ = standing_memories(ctx)
     if not directives:
         return []
-    directives, _, _, _ = at_session_start(ctx, Ledger(session=""), "startup", directives, [])
-    return [r for r in directives if r["id"] not in shown]
+    # The common case costs no trigger parsing: a directive without cues of its own comes by its kind's default.
+    from gate.memory.cues import defaults_from
+    from gate.memory.triggers import CHANNEL_START
+
+    by_default = f"event:{CHANNEL_START}" in (defaults_from(ctx.rules("triggers")).get("directive") or [])
+    cued = [r for r in directives if r.get("triggers") or not by_default]
+    due = {r["id"] for r in directives} - {r["id"] for r in cued}
+    if cued:
+        chosen, _, _, _ = at_session_start(ctx, Ledger(session=""), "startup", cued, [])
+        due |= {r["id"] for r in chosen}
+    return [r for r in directives if r["id"] in due and r["id"] not in shown]
 
 
 def _render(

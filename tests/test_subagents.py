@@ -362,3 +362,33 @@ def test_a_directive_cued_elsewhere_waits_for_its_cue(project: Path, store: dict
                                "directive", "--on", "command:deploy")
     prompt = spawn(project, "s11")["hookSpecificOutput"]["updatedInput"]["prompt"]
     assert store["directive"] in prompt and only_on_deploys not in prompt
+
+
+# --- the hot path -----------------------------------------------------------------------------------------------------
+def test_subagent_events_import_only_what_they_need(project: Path, store: dict[str, str]) -> None:
+    from test_hot_path import ALLOWED_THIRD_PARTY, FORBIDDEN, SLOW_STDLIB, hook_modules
+
+    base = {"session_id": "hot", "transcript_path": "", "cwd": str(project)}
+    spawn_event = {**base, "hook_event_name": "PreToolUse", "tool_name": "Agent",
+                   "tool_input": {"description": "d", "prompt": TASK, "subagent_type": "Explore"}}
+    inside = {**base, "hook_event_name": "PreToolUse", "tool_name": "Read",
+              "tool_input": {"file_path": str(project / "README.md")}, "agent_id": "f00d", "agent_type": "Explore"}
+    stop = {**base, "hook_event_name": "SubagentStop", "agent_id": "f00d", "agent_type": "Explore",
+            "stop_hook_active": False}
+    env = dict(os.environ)
+    for event in (spawn_event, inside, stop):
+        hook_modules(event, env)  # the first of its kind may parse its rules
+        modules = hook_modules(event, env)
+        loaded = {m.split(".")[0] for m in modules}
+        assert not loaded & set(FORBIDDEN)
+        third_party = {m for m in loaded if m not in set(sys.stdlib_module_names) and not m.startswith("_")
+                       and m not in ALLOWED_THIRD_PARTY}
+        assert not third_party, sorted(third_party)
+        slow = {m for m in modules if m.split(".")[0] in SLOW_STDLIB or m in SLOW_STDLIB}
+        if "tantivy" in modules:
+            slow -= {"datetime", "_datetime"}  # tantivy's own import; only a search loads it
+        assert not slow, (event["hook_event_name"], sorted(slow))
+        if event is not spawn_event:  # only a spawn searches: the rest pay for no recall
+            searching = modules & {"gate.gates.recall", "gate.memory.search", "tantivy", "gate.gates.topic"}
+            assert not searching, (event["hook_event_name"], sorted(searching))
+    assert {"gate.gates.recall", "gate.memory.search"} <= hook_modules(spawn_event, env)

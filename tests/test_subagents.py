@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gate.paths import audit_log_file
+from gate.paths import audit_log_file, error_log_file
 from gate.session.ledger import read_ledger
 from gate.session.transcript import read_turn, subagent_report
 
@@ -392,3 +392,17 @@ def test_subagent_events_import_only_what_they_need(project: Path, store: dict[s
             searching = modules & {"gate.gates.recall", "gate.memory.search", "tantivy", "gate.gates.topic"}
             assert not searching, (event["hook_event_name"], sorted(searching))
     assert {"gate.gates.recall", "gate.memory.search"} <= hook_modules(spawn_event, env)
+
+
+def test_bad_subagent_fields_fail_safe(project: Path, store: dict[str, str]) -> None:
+    # an agent_id that is no string is the main conversation's call; a transcript path that is a FIFO is not read
+    assert store["gotcha"] in context(hook(project, "PreToolUse", "s12", tool_name="Read", agent_id=7,
+                                           tool_input={"file_path": str(project / "src/payments/ledger.py")}))
+    fifo = project / "agent-fifo.jsonl"
+    os.mkfifo(fifo)
+    assert hook(project, "SubagentStop", "s12", agent_id="a9", agent_type="x", agent_transcript_path=str(fifo)) == {}
+    assert audit("SubagentStop")[-1]["decision"] == "allowed"
+    errors = Path(error_log_file())
+    assert not errors.exists() or not errors.read_text().strip()  # nothing failed open
+    ledger = read_ledger("s12")
+    assert ledger is not None and set(ledger.agents) == {"a9"}

@@ -18,6 +18,7 @@ What a spawn delivered is remembered under a hash of the prompt it wrote; the su
 from __future__ import annotations
 
 import os
+import stat
 import time
 
 from gate.gates.base import HookContext, Outcome
@@ -67,6 +68,8 @@ def on_pre_tool_use(ctx: HookContext, ledger: Ledger, rules: dict[str, Any]) -> 
         return outcome
     from gate.gates.anchors import anchored
 
+    if not agent_id:  # an agent_id that is no id: the main conversation's call, as without one
+        return anchored(ctx, ledger, rules)
     sub = agent_ledger(ctx, ledger, agent_id, agent_type)
     outcome = anchored(ctx, sub, rules)
     keep_agent_ledger(ledger, agent_id, agent_type, sub)
@@ -241,6 +244,8 @@ def _first_prompt(path: str | None) -> str | None:
     from gate.session.transcript import entry_text
 
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # a FIFO would block open() until a writer came: a hook never hangs
         with open(path, "rb") as handle:
             for _ in range(8):
                 line = handle.readline(FIRST_LINE_BYTES)

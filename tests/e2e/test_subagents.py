@@ -40,6 +40,7 @@ PROMPT = "How does the reserve account waterfall pay noteholders? Have a subagen
 TASK = "Find out how the reserve account waterfall fills the reserve and pays noteholders after the trigger fires."
 SUB_REPORT = "The schedule code computes due dates; the payout order lives elsewhere."
 SUBAGENT_INTRO = "MEMORY for this task (from memory-gate)"
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -166,3 +167,20 @@ def test_what_the_subagent_settled_is_evidence_for_the_parents_stop(
     quotes = " ".join(stops[0].get("evidence_quotes", []))
     assert "root cause" in quotes or "off-by-one" in quotes, stops[0]
     assert not stop_hook_overrides(run.transcript())
+
+
+def test_the_plugin_wires_the_spawn_and_the_subagent_stop(
+    claude: Claude, gate: GateCli, model_server: ModelServer, e2e_dirs: E2EDirs, gate_python: Path,
+) -> None:
+    """The plugin (hooks/hooks.json, loaded with --plugin-dir) gives a subagent the same memory."""
+    memory_id = gate.remember(WATERFALL_TITLE, "--kind", "decision", "--tag", "waterfall")
+    claude.env_extra["GATE_PYTHON"] = str(gate_python)
+    script(model_server, e2e_dirs.project, background=False)
+    (e2e_dirs.project / "src" / "schedule").mkdir(parents=True)
+    (e2e_dirs.project / ANCHORED).write_text("def month_end(day):\n    return day\n")
+    run = claude.run(PROMPT, args=["--plugin-dir", str(REPO_ROOT)])
+    first = subagent_requests(run)[0]
+    assert SUBAGENT_INTRO in first_user_text(first) and memory_id in first_user_text(first)
+    assert not (e2e_dirs.project / ".claude" / "settings.json").exists(), "nothing was installed"
+    events = [(r["event"], r["decision"]) for r in gate.audit()]
+    assert ("SubagentStop", "allowed") in events and ("PreToolUse", "fired") in events, events

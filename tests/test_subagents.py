@@ -406,3 +406,22 @@ def test_bad_subagent_fields_fail_safe(project: Path, store: dict[str, str]) -> 
     assert not errors.exists() or not errors.read_text().strip()  # nothing failed open
     ledger = read_ledger("s12")
     assert ledger is not None and set(ledger.agents) == {"a9"}
+
+
+def test_delivery_scores_count_only_what_reached_the_main_conversation() -> None:
+    from gate.gates.base import Outcome
+    from gate.replay.engine import SessionRun, StepResult
+    from gate.replay.labels import Labels, score
+    from gate.replay.timeline import Step, Timeline
+
+    def result(name: str, line: int, outcome: Outcome) -> StepResult:
+        return StepResult(Step({"hook_event_name": name}, line, 0, line), outcome)
+
+    spawned = Outcome("fired", "FIRED_SPAWN", delivered=["m-x"], extra={"spawn": True})
+    inside = Outcome("fired", "FIRED_PATH", delivered=["m-y"], extra={"agent_id": "a1"})
+    results = [result("UserPromptSubmit", 1, Outcome("skipped", "SKIP_NO_HITS")), result("PreToolUse", 2, spawned),
+               result("PreToolUse", 2, inside), result("UserPromptSubmit", 5, Outcome("skipped", "SKIP_NO_SHIFT"))]
+    labels = Labels()
+    labels.memories[("t.jsonl", 5)] = ["m-x", "m-y"]
+    figures = score(labels, {"t.jsonl": SessionRun(Timeline("t.jsonl"), results)})["delivery"]
+    assert (figures["expected"], figures["reached"]) == (2, 0)  # the subagent had them; the parent never did

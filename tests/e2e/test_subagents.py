@@ -184,3 +184,24 @@ def test_the_plugin_wires_the_spawn_and_the_subagent_stop(
     assert not (e2e_dirs.project / ".claude" / "settings.json").exists(), "nothing was installed"
     events = [(r["event"], r["decision"]) for r in gate.audit()]
     assert ("SubagentStop", "allowed") in events and ("PreToolUse", "fired") in events, events
+
+
+def test_replay_of_the_session_gives_the_subagents_audited_answers(
+    claude: Claude, memories: dict[str, str], wired: GateCli, model_server: ModelServer, e2e_dirs: E2EDirs,
+) -> None:
+    """`gate replay` finds the subagent's transcript the CLI kept beside the session's, and decides its steps
+    as the live hooks did: the spawn, the subagent's own read, its SubagentStop — in order, same answers."""
+    script(model_server, e2e_dirs.project, background=False)
+    run = claude.run(PROMPT)
+    kept = sorted(run.transcript_path.with_suffix("").glob("subagents/agent-*.jsonl"))
+    assert len(kept) == 1
+    live = [r for r in wired.audit() if r.get("session") == run.session_id]
+    [session] = wired.json("replay", "--steps", str(run.transcript_path))["sessions"]
+
+    def answers(records: list[JSON]) -> list[tuple[str, str, str, list[str], str]]:
+        return [(r["event"], r["decision"], r["reason"], r.get("delivered", []), r.get("agent_id", ""))
+                for r in records]
+
+    assert answers(session["steps"]) == answers(live), json.dumps(
+        {"live": answers(live), "replay": answers(session["steps"])}, indent=1)
+    assert [r["event"] for r in live if r.get("agent_id")] == ["PreToolUse", "SubagentStop"]

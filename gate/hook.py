@@ -30,6 +30,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "SessionStart": ("gate.gates.session_start", "on_session_start"),
     "PreCompact": ("gate.gates.session_start", "on_pre_compact"),
     "PreToolUse": ("gate.gates.anchors", "evaluate"),
+    "SubagentStop": ("gate.gates.subagent", "on_subagent_stop"),
 }
 # Answers that an event may give; anything else is dropped (a bug must not block a prompt or a compaction).
 ALLOWED_OUTPUT: dict[str, Callable[[dict[str, Any]], bool]] = {
@@ -39,6 +40,7 @@ ALLOWED_OUTPUT: dict[str, Callable[[dict[str, Any]], bool]] = {
     and "permissionDecision" not in out["hookSpecificOutput"],
     "Stop": lambda out: set(out) <= {"decision", "reason"},
     "PreCompact": lambda out: False,
+    "SubagentStop": lambda out: False,  # a subagent's Stop never blocks and never answers
 }
 
 

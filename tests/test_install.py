@@ -167,7 +167,8 @@ def test_timeouts_and_matchers(gate: Gate, project: Path) -> None:
     assert "matcher" not in ups and ups["hooks"][0]["timeout"] <= 15  # well under Claude Code's 30 s default
     assert gate_groups(data)["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     tools = set(gate_groups(data)["PreToolUse"][0]["matcher"].split("|"))
-    assert tools == {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Grep", "Glob", "Bash"}
+    assert tools == {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Grep", "Glob", "Bash", "Agent", "Task"}
+    assert "matcher" not in gate_groups(data)["SubagentStop"][0]  # audited only, every subagent
 
 
 def test_install_into_rich_file_keeps_everything(gate: Gate, project: Path) -> None:
@@ -485,6 +486,7 @@ SYNTHETIC_FIELDS: dict[str, dict[str, Any]] = {
     "PreToolUse": {"tool_name": "Read", "tool_input": {"file_path": "README.md"}, "tool_use_id": "toolu_1"},
     "Stop": {"stop_hook_active": False, "last_assistant_message": "Done."},
     "PreCompact": {"trigger": "manual", "custom_instructions": ""},
+    "SubagentStop": {"agent_id": "a1b2c3", "agent_type": "Explore", "stop_hook_active": False},
 }
 
 
@@ -517,8 +519,8 @@ def test_installed_commands_answer_with_an_empty_environment(gate: Gate, project
             assert isinstance(answer, dict), spec.event
             if "hookSpecificOutput" in answer:
                 assert answer["hookSpecificOutput"]["hookEventName"] == spec.event
-        if spec.event == "UserPromptSubmit":
-            assert "decision" not in (json.loads(out) if out else {})  # never blocks a prompt
+        if spec.event in ("UserPromptSubmit", "SubagentStop"):
+            assert "decision" not in (json.loads(out) if out else {})  # never blocks a prompt or a subagent
     assert not Path(error_log_file()).exists() or not Path(error_log_file()).read_text().strip()
 
 

@@ -23,7 +23,7 @@ _MARKER_RE = re.compile(r"#\s*memory-gate\s*$")
 # Every event the hook entry dispatches on, with the matcher that selects it and a timeout in seconds.
 # UserPromptSubmit sits far under Claude Code's 30 s default: a recall that slow is a bug, and a prompt must
 # never wait on it. Matchers: tool names for PreToolUse, `source` for SessionStart; the others take none.
-TOOL_MATCHER = "Read|Edit|Write|MultiEdit|NotebookEdit|Grep|Glob|Bash"
+TOOL_MATCHER = "Read|Edit|Write|MultiEdit|NotebookEdit|Grep|Glob|Bash|Agent|Task"  # Agent/Task: spawns
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("PreToolUse", TOOL_MATCHER, 5),
     EventSpec("Stop", None, 10),
     EventSpec("PreCompact", None, 10),
+    EventSpec("SubagentStop", None, 5),  # audited only: it never answers (gate/gates/subagent.py)
 )
 EVENT_NAMES: tuple[str, ...] = tuple(spec.event for spec in EVENTS)
 

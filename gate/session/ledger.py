@@ -55,6 +55,10 @@ _FIELDS: dict[str, Any] = {
     "injected_chars": int,
     # pairs of terms that name a memory delivered in this window: a prompt naming only those has nothing new
     "spent_pairs": list,
+    # Subagents (gate/gates/subagent.py): each one's own delivery state, by agent id (a subagent's context is
+    # not the parent's), and the deliveries made at spawns that no subagent has claimed yet.
+    "agents": dict,
+    "spawns": dict,
 }
 
 
@@ -92,6 +96,8 @@ class Ledger:
     muted: bool
     injected_chars: int
     spent_pairs: list[str]
+    agents: dict[str, dict[str, Any]]
+    spawns: dict[str, dict[str, Any]]
 
     def __init__(self, session: str, **values: Any) -> None:
         for name, factory in _FIELDS.items():

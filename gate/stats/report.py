@@ -9,6 +9,7 @@ from gate.stats.health import failure_figures, latency_figures
 from gate.stats.injection import injection_figures
 from gate.stats.select import Selection, select
 from gate.stats.store_size import store_figures
+from gate.stats.subagents import is_subagent_record, subagent_figures
 from gate.stats.usage import usage_figures
 from gate.stats.writeback import adoption_figures, writeback_figures
 
@@ -23,14 +24,17 @@ def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict
     records, failures = select(everything, selection)
     sessions = len({r.get("session") for r in records if r.get("session")})
     writeback = writeback_figures(records, cap)
+    # What subagents were given is reported apart: the main conversation's figures are the main context's.
+    main = [r for r in records if not is_subagent_record(r)]
     report: dict[str, Any] = {
         "filters": selection.to_json(),
         "evaluations": len(records),
         "sessions": sessions,
         "first": records[0].get("ts") if records else None,
         "last": records[-1].get("ts") if records else None,
-        "injection": injection_figures(records),
-        "use": usage_figures(records),
+        "injection": injection_figures(main),
+        "use": usage_figures(main),
+        "subagents": subagent_figures(records),
         "writeback": writeback,
         "adoption": adoption_figures(writeback, sessions),
         "health": {
@@ -79,6 +83,7 @@ _EVENT_WORDS = {
     "SessionStart": "session start",
     "PreCompact": "pre-compact",
     "PreToolUse": "tool",
+    "SubagentStop": "subagent stop",
     "unknown": "unparsed event",
 }
 
@@ -152,6 +157,15 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"  never used: {', '.join(use['never_used_ids'][:8])}")
     elif use["delivered"]:
         lines.append("  then used: unknown — no transcript found for the sessions that received memories")
+    subagents = report.get("subagents") or {}
+    if subagents.get("spawns") or subagents.get("tool_calls"):
+        lines.append(
+            f"Subagents (apart): {subagents['spawns']} spawned → {subagents['spawns_fired']} given memory for their "
+            f"task ({subagents['delivered_at_spawn']} memories); inside {subagents['subagents_seen']} subagents, "
+            f"{subagents['anchor_fires']} of {subagents['tool_calls']} tool calls anchored "
+            f"{subagents['delivered_by_anchors']}; {subagents['chars']:,} chars ≈ {subagents['tokens']:,} tokens"
+            + (f"; blocked {subagents['blocked']}" if subagents["blocked"] else "")
+        )
     wb = report["writeback"]
     out = wb["outcomes"]
     lines += [

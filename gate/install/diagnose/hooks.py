@@ -25,6 +25,7 @@ SYNTHETIC: dict[str, dict[str, Any]] = {
     "PreToolUse": {"tool_name": "Read", "tool_input": {"file_path": "README.md"}, "tool_use_id": "toolu_gate_doctor"},
     "Stop": {"stop_hook_active": False, "last_assistant_message": ""},
     "PreCompact": {"trigger": "manual", "custom_instructions": ""},
+    "SubagentStop": {"agent_id": "gatedoctor", "agent_type": "general-purpose", "stop_hook_active": False},
 }
 
 
@@ -55,7 +56,7 @@ def _valid_answer(event: str, stdout: str) -> str | None:
         return "stdout is not one JSON object (Claude Code would pass it to the model as raw text)"
     if not isinstance(answer, dict):
         return "stdout is JSON but not an object"
-    if event in ("UserPromptSubmit", "PreCompact") and answer.get("decision") == "block":
+    if event in ("UserPromptSubmit", "PreCompact", "SubagentStop") and answer.get("decision") == "block":
         return f"it blocks {event}, which gate must never do"
     specific = answer.get("hookSpecificOutput")
     if isinstance(specific, dict) and specific.get("hookEventName") not in (None, event):

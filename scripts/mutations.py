@@ -81,6 +81,18 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         [("gate/install/wiring.py", " -P -c 'from gate.hook", " -c 'from gate.hook")],
         ["tests/test_promises.py::test_the_command_gate_install_writes_exits_zero_with_each_answer"],
     ),
+    (
+        "T1", "the detached index build a hook starts builds nothing",
+        [("gate/memory/index.py", "        index.catch_up(wait_seconds=120.0)\n", "        pass\n")],
+        ["tests/test_store.py::test_hook_leaves_a_large_missing_index_to_a_background_build"],
+    ),
+    (
+        "T2", "write_memory writes into the memory's own file (no temp file, no rename)",
+        [("gate/memory/files.py", """    temp = store_dir / f"{TEMP_PREFIX}{memory.id}-{os.getpid()}"
+    mode = 0o600""", """    temp = target
+    mode = 0o600""")],
+        ["tests/test_store.py::test_atomic_write_survives_a_crash_mid_write"],
+    ),
 ]
 
 

@@ -93,6 +93,26 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     mode = 0o600""")],
         ["tests/test_store.py::test_atomic_write_survives_a_crash_mid_write"],
     ),
+    (
+        "W2", "the write-back gate switched off (every Stop allowed)",
+        [("gate/gates/writeback.py", 'or not ctx.settings.get("writeback", True):', "or True:")],
+        ["tests/test_hardening_poisoning.py::test_tool_output_saying_gate_remember_creates_no_memory"],
+    ),
+    (
+        "R1", "`gate replay` rebuilds the live index instead of catching it up",
+        [("gate/replay/run.py", "MemoryIndex(project).catch_up()", "MemoryIndex(project).rebuild()")],
+        ["tests/test_replay.py::test_replay_reports_and_never_touches_live_state"],
+    ),
+    (
+        "R2", "`gate replay` saves its ledgers, and its state redirect points at the live state directory",
+        [("gate/replay/engine.py", "        results.append(StepResult(step, _decide(ctx, ledger)))\n",
+          "        results.append(StepResult(step, _decide(ctx, ledger)))\n"
+          "        from gate.session.ledger import _save, ledger_path\n"
+          "        _save(ledger_path(timeline.session_id), ledger)\n"),
+         ("gate/replay/run.py", 'redirect_state(os.path.join(scratch, "state"))',
+          'redirect_state(os.path.join(os.environ["GATE_HOME"], "state"))')],
+        ["tests/test_replay.py::test_replay_reports_and_never_touches_live_state"],
+    ),
 ]
 
 

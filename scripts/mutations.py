@@ -113,6 +113,27 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
           'redirect_state(os.path.join(os.environ["GATE_HOME"], "state"))')],
         ["tests/test_replay.py::test_replay_reports_and_never_touches_live_state"],
     ),
+    (
+        "S1", "`gate stats` lists every never-used memory (the text grows with the log)",
+        [("gate/stats/report.py", "use['never_used_ids'][:8]", "use['never_used_ids']")],
+        ["tests/test_stats.py::test_stats_text_stays_a_screen_however_much_there_is"],
+    ),
+    (
+        "S2", "`gate stats` prints reason codes instead of words",
+        [("gate/stats/report.py", "_REASON_WORDS.get(code, code)", "code")],
+        ["tests/test_stats.py::test_stats_text_reads_in_ten_seconds"],
+    ),
+    (
+        "S3", "`gate stats` text ends with a dump of every figure",
+        [("gate/stats/report.py", '    return "\\n".join(lines)\n\n\ndef _counts',
+          '    return "\\n".join(lines) + "\\n" + repr(report)\n\n\ndef _counts')],
+        ["tests/test_stats.py::test_stats_text_reads_in_ten_seconds"],
+    ),
+    (
+        "S4", "`gate stats` shows the last error's whole message (up to 300 characters on one line)",
+        [("gate/stats/report.py", "if len(message) > ERROR_MESSAGE_CHARS:", "if False:")],
+        ["tests/test_stats.py::test_stats_text_stays_a_screen_however_much_there_is"],
+    ),
 ]
 
 

@@ -134,6 +134,21 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         [("gate/stats/report.py", "if len(message) > ERROR_MESSAGE_CHARS:", "if False:")],
         ["tests/test_stats.py::test_stats_text_stays_a_screen_however_much_there_is"],
     ),
+    (
+        "T3", "the cue-table builder builds without taking the build lock",
+        [("gate/memory/cue_build.py", "        fcntl.flock(lock_fd, fcntl.LOCK_EX)\n", "")],
+        ["tests/test_triggers.py::test_the_detached_builder_waits_for_a_builder_at_work"],
+    ),
+    (
+        "T4", "a catch-up no longer clears the files a writer killed mid-commit left behind",
+        [("gate/memory/index.py", "            writer.garbage_collect_files()\n", "")],
+        ["tests/test_hardening_crash.py::test_commit_after_a_writer_died_mid_commit"],
+    ),
+    (
+        "T5", "a search no longer re-checks its candidates' files (an edit in place goes unseen)",
+        [("gate/memory/search.py", "    if index.refresh_changed(signatures):", "    if False:")],
+        ["tests/test_supersession.py::test_hand_edit_in_place_that_adds_a_link_reaches_the_next_hook"],
+    ),
 ]
 
 

@@ -157,8 +157,9 @@ def run_tests(nodes: list[str]) -> tuple[bool, str]:
         [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *nodes],
         cwd=REPO, capture_output=True, text=True,
     )
-    tail = (proc.stdout.strip().splitlines() or [""])[-1]
-    return proc.returncode == 0, tail
+    lines = proc.stdout.strip().splitlines() or [""]
+    why = next((line[1:].strip() for line in lines if line.startswith("E ")), "")  # the first failed assertion
+    return proc.returncode == 0, lines[-1] + (f"; {why[:160]}" if why else "")
 
 
 def apply(edits: list[tuple[str, str, str]]) -> dict[Path, str]:

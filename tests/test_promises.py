@@ -16,11 +16,21 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import fixed_bug_turn
-from conftest import run_hook
 
 from gate.memory.files import write_memory
 from gate.memory.model import Link, Memory
 from gate.paths import ProjectPaths, audit_log_file, error_log_file
+
+
+def run_hook(event: dict[str, Any], env: dict[str, str] | None = None) -> tuple[str, int]:
+    """The real hook entry point in a fresh process, as Claude Code runs it: (stdout, exit status)."""
+    import subprocess
+
+    from support import HANG_S
+
+    proc = subprocess.run([sys.executable, "-m", "gate.hook"], input=json.dumps(event).encode(),
+                          capture_output=True, timeout=HANG_S, env={**os.environ, **(env or {})})
+    return proc.stdout.decode(), proc.returncode
 
 
 def audit() -> list[dict[str, Any]]:

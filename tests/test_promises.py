@@ -209,9 +209,9 @@ def test_a_base_exception_inside_a_gate_fails_open(
 
 
 # --- the command `gate install` writes ----------------------------------------------------------------------------
-def installed_commands(project: Path) -> dict[str, list[str]]:
+def installed_commands(project: Path, scope: str) -> dict[str, list[str]]:
     """Every hook command the settings file holds, by event, exactly as written (whatever its form)."""
-    data = json.loads((project / ".claude" / "settings.json").read_text())
+    data = json.loads((project / ".claude" / SETTINGS_FILE[scope]).read_text())
     return {
         name: [hook["command"] for group in groups for hook in group["hooks"] if hook.get("type") == "command"]
         for name, groups in data["hooks"].items()
@@ -231,7 +231,13 @@ def run_as_claude_code(command: str, project: Path, stdin: str) -> tuple[int, st
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def test_the_command_gate_install_writes_exits_zero_with_each_answer(gate, project: Path, tmp_path: Path) -> None:
+SETTINGS_FILE = {"project": "settings.json", "local": "settings.local.json"}
+
+
+@pytest.mark.parametrize("scope", list(SETTINGS_FILE))
+def test_the_command_gate_install_writes_exits_zero_with_each_answer(
+    gate, project: Path, tmp_path: Path, scope: str
+) -> None:
     """The settings file's own commands, run the way Claude Code runs them, in a project that has a `gate/`
     package of its own (which must not shadow gate's). Edits caught: the command no longer calling the hook,
     calling it from the project's `sys.path`, or exiting non-zero."""
@@ -250,9 +256,9 @@ def test_the_command_gate_install_writes_exits_zero_with_each_answer(gate, proje
         code, out, err = gate("remember", *args)
         assert code == 0, err
         memories[key] = out.strip()
-    code, _, err = gate("install", "--project", str(project))
+    code, _, err = gate("install", "--project", str(project), "--scope", scope)
     assert code == 0, err
-    commands = installed_commands(project)
+    commands = installed_commands(project, scope)
     transcript = tmp_path / "fix.jsonl"
     transcript.write_text(fixed_bug_turn(str(project)).text())
 

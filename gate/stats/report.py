@@ -13,6 +13,7 @@ from gate.stats.subagents import is_subagent_record, subagent_figures
 from gate.stats.usage import usage_figures
 from gate.stats.writeback import adoption_figures, writeback_figures
 
+ERROR_MESSAGE_CHARS = 100
 NO_ACTIVITY = "no activity yet: no hook evaluation is in the audit log."
 NO_ACTIVITY_HINT = (
     "check the wiring with `gate doctor` (it runs each hook once); `gate install` wires the hooks into Claude Code"
@@ -195,7 +196,10 @@ def render_text(report: dict[str, Any]) -> str:
     if error:
         # The error log is not per project or window: its last line is shown with its own time.
         label = "last error" if health["failed_open"] else "none in this window; last error ever"
-        failed += f" — {label} {error.get('ts')} {error.get('event')}: {error.get('error')}: {error.get('message')}"
+        message = str(error.get("message") or "")
+        if len(message) > ERROR_MESSAGE_CHARS:  # the whole of it is in the error log; here, a line to read
+            message = message[: ERROR_MESSAGE_CHARS - 1] + "…"
+        failed += f" — {label} {error.get('ts')} {error.get('event')}: {error.get('error')}: {message}"
     lines.append(failed)
     store = health["store"]
     lines.append(

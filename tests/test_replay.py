@@ -220,7 +220,8 @@ def test_compare_lists_exactly_the_turns_whose_verdict_changed(tmp_path: Path, g
     code, text, _ = gate("replay", str(path), "--compare", str(rules))
     assert code == 0
     assert text.splitlines()[0].endswith("1 changes (1 block removed)")
-    assert "block removed" in text and f":{at['s3']} (BLOCKED_WRITEBACK → ALLOW_BELOW_THRESHOLD)" in text
+    # Under the stricter threshold the decision turn still reaches the reminder's: deferred to the next prompt.
+    assert "block removed" in text and f":{at['s3']} (BLOCKED_WRITEBACK → ALLOW_DEFERRED)" in text
 
 
 def test_rules_overlay_changes_the_answers(tmp_path: Path, gate: Gate) -> None:
@@ -272,11 +273,15 @@ def test_labels_score_each_gate_and_list_every_wrong_case(tmp_path: Path, gate: 
     writeback = scores["writeback"]
     assert (writeback["tp"], writeback["fp"], writeback["fn"], writeback["tn"]) == (1, 1, 0, 1)
     assert [(w["turn"], w["expected"], w["evidence"]) for w in writeback["wrong"]] == [(at["p3"], False, ["decision"])]
+    # As the user feels it: one false block of two ordinary turns, two blocks in three turns, no reminder.
+    assert (writeback["false_block_rate"], writeback["blocks_per_100_turns"]) == (0.5, 66.7)
+    assert (writeback["reminders_per_100_turns"], writeback["recall_blocked_or_reminded"]) == (0.0, 1.0)
+    assert (writeback["sessions"], writeback["sessions_with_false_block"], writeback["long_sessions"]) == (1, 1, 0)
     assert scores["unmatched"] == []
 
     code, text, _ = gate("replay", "--labels", str(labels))
     assert code == 0
-    assert "write-back gate, block: precision 0.50 recall 1.00 (n=3: tp=1 fp=1 fn=0 tn=1)" in text
+    assert "write-back gate, blocks alone: precision 0.50 recall 1.00 (n=3: tp=1 fp=1 fn=0 tn=1)" in text
     assert "recall gate, delivery: 1.00 (1 of 1 expected memories reached the agent" in text
     assert f"false block  {path}:{at['p3']}" in text
 

@@ -236,6 +236,27 @@ def kind_phrase(kinds: Sequence[str], rules: Rules) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def _series(words: Sequence[str]) -> str:
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def action_phrase(kinds: Sequence[str], rules: Rules) -> str:
+    """ "made a decision and a fix, and hit a gotcha": what the turn did, as the MEMORY CHECK's verb phrase
+    ("this turn {what} and stored nothing"). Kinds that share a verb share it ([phrases.verbs])."""
+    names = rule_section(rules, "phrases")
+    verbs = rule_section(rules, "phrases", "verbs")
+    groups: dict[str, list[str]] = {}
+    for kind in kinds:
+        groups.setdefault(str(verbs.get(kind, "made")), []).append(str(names.get(kind, f"a {kind}")))
+    parts = [f"{verb} {_series(nouns)}" for verb, nouns in groups.items()]
+    if len(parts) <= 1:
+        return "".join(parts)
+    last = ", and " if any(" and " in part for part in parts) else (" and " if len(parts) == 2 else ", and ")
+    return ", ".join(parts[:-1]) + last + parts[-1]
+
+
 def find_evidence(turn: Turn, rules: Rules) -> Evidence:
     """The kinds of memory-worthy things the turn holds, with short quotes showing where."""
     width = _limit(rules, "quote_chars", 160)

@@ -55,6 +55,13 @@ _FIELDS: dict[str, Any] = {
     "injected_chars": int,
     # pairs of terms that name a memory delivered in this window: a prompt naming only those has nothing new
     "spent_pairs": list,
+    # The write-back reminder (gate/gates/reminder.py): a turn the Stop did not block but deferred to the next
+    # prompt. The turn ends the gate has judged (a reminder names its turn by this count), the reminder waiting
+    # for the next prompt, the one delivered until the next Stop tells its outcome, and how many were delivered.
+    "writeback_turns": int,
+    "writeback_reminder": lambda: None,
+    "writeback_reminded": lambda: None,
+    "writeback_reminders": int,
 }
 
 
@@ -92,6 +99,10 @@ class Ledger:
     muted: bool
     injected_chars: int
     spent_pairs: list[str]
+    writeback_turns: int
+    writeback_reminder: dict[str, Any] | None
+    writeback_reminded: dict[str, Any] | None
+    writeback_reminders: int
 
     def __init__(self, session: str, **values: Any) -> None:
         for name, factory in _FIELDS.items():

@@ -197,8 +197,18 @@ def _short(command: str, width: int = 60) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str]] | None:
-    """An edit followed by a passing run, in a turn that saw a run fail or was asked to fix something."""
+def _program(command: str) -> str:
+    for word in command.strip().split():
+        if "=" in word and not word.startswith(("-", "/", ".")):
+            continue  # an environment assignment before the program
+        return word.rsplit("/", 1)[-1]
+    return ""
+
+
+def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str], bool] | None:
+    """An edit followed by a passing run, in a turn that saw a run fail or was asked to fix something:
+    (quote, files edited, confirmed). Confirmed: the program that failed before the edits passes after them;
+    a build that passes after edits the prompt asked for confirms only that it builds."""
     edits = _edits(turn, rules)
     if not edits:
         return None
@@ -212,6 +222,12 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str]] | None:
     asked = any(p.search(turn.prompt) for p in rule_patterns(rules, "fix", "tools", key="prompt_asks"))
     if not failed_before and not asked:
         return None
+    # Confirmed: the program that failed before the edits passes after them, or tests pass that the prompt
+    # asked to be fixed. A build or a lint that passes says only that the code builds.
+    tests = rule_patterns(rules, "fix", "tools", key="test_commands")
+    confirmed = any(_program(r.command) == _program(success.command) for r in failed_before) or (
+        asked and any(p.search(success.command) for p in tests)
+    )
     files = list(dict.fromkeys(path.rsplit("/", 1)[-1] for seq, path in edits if seq < success.seq and path))
     names = ", ".join(files[:3]) + (" …" if len(files) > 3 else "")
     section = rule_section(rules, "fix", "tools")
@@ -220,7 +236,7 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str]] | None:
     else:
         template = str(section.get("quote", "edited {files}; `{command}` then passed"))
     edited = [path for seq, path in edits if seq < success.seq and path]
-    return template.format(command=_short(success.command), files=names or "files"), edited
+    return template.format(command=_short(success.command), files=names or "files"), edited, confirmed
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -281,15 +297,25 @@ def find_evidence(turn: Turn, rules: Rules) -> Evidence:
             found[kind] = _quote(hit[0], hit[1], width)
     tool_fix = _tool_fix(turn, rules)
     if tool_fix:
-        features["tool_fix"] = 1.0
+        features["tool_fix" if tool_fix[2] else "tool_fix_unconfirmed"] = 1.0
         found.setdefault("fix", tool_fix[0])
         files = tool_fix[1]
+    if "fix" in found and not (tool_fix and tool_fix[2]):
+        # A cause stated is a hypothesis until something confirms it: the reply says it works now.
+        confirmed = _first_match(said[-12:], rule_patterns(rules, "fix", key="confirmed"))
+        if confirmed:
+            features["confirmed"] = 1.0
     preference = _first_match(
         _statements(asked, rule_patterns(rules, "preference", key="ignore")), rule_patterns(rules, "preference")
     )
     if preference:
         features["preference"] = 1.0
         found["preference"] = _quote(preference[0], preference[1], width)
+    else:  # the user's own words for a rule: "use a column, not a tag", "I don't want X, I want Y"
+        rule = _first_match(asked_statements, rule_patterns(rules, "preference", key="user_rules"))
+        if rule:
+            features["user_rule"] = 1.0
+            found["preference"] = _quote(rule[0], rule[1], width)
 
     order = [k for k in rule_section(rules, "phrases").get("order", KINDS) if k in found]
     order += [k for k in KINDS if k in found and k not in order]

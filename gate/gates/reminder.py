@@ -31,12 +31,14 @@ def _cap(rules: dict[str, Any]) -> int:
 
 
 def defer(
-    ctx: HookContext, ledger: Ledger, verdict: Verdict, kinds: list[str], quotes: list[str], extra: dict[str, Any]
+    ctx: HookContext, ledger: Ledger, verdict: Verdict, kinds: list[str], quotes: list[str], extra: dict[str, Any],
+    quoted: dict[str, str] | None = None,
 ) -> Outcome:
     """The Stop's answer for a turn worth a reminder: allowed, its evidence kept for the next prompt."""
     from gate.render import clean
 
     rules = ctx.rules("writeback")
+    quoted = quoted or {}
     extra["evidence"] = kinds
     extra["evidence_quotes"] = [clean(q, 160) for q in quotes[:3]]
     if ledger.writeback_reminders >= _cap(rules):
@@ -45,6 +47,7 @@ def defer(
         "turn": ledger.writeback_turns,
         "kinds": kinds,
         "quotes": extra["evidence_quotes"],
+        "quoted": {kind: clean(quote, 160) for kind, quote in quoted.items()},  # by kind: a refuted fix goes alone
         "score": verdict.score,
         "veto": verdict.veto,  # "asks_user": the reply waited on the user; "": the evidence was not enough
     }
@@ -93,9 +96,14 @@ def attach(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     prompt = ctx.event.get("prompt")
     answer = _answer(prompt, rules) if isinstance(prompt, str) else ""
     turn = pending.get("turn")
-    if answer == "refutes":
-        outcome.extra["reminder_withdrawn"] = turn  # "still broken": the fix it saw was not one
-        return outcome
+    if answer == "refutes":  # "still broken": the fix it saw was not one; what else it saw stands
+        kinds = [k for k in pending.get("kinds", []) if k != "fix"]
+        if not kinds:
+            outcome.extra["reminder_withdrawn"] = turn
+            return outcome
+        quoted = pending.get("quoted", {})
+        pending = {**pending, "kinds": kinds,
+                   "quotes": [quoted[k] for k in kinds if isinstance(quoted, dict) and k in quoted]}
     if ledger.writeback_reminders >= _cap(rules):
         outcome.extra["reminder_capped"] = turn
         return outcome

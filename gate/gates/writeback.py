@@ -114,7 +114,8 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     if verdict.remind:
         kinds = verdict.kinds or evidence.kinds or ["learning"]
         quotes = evidence.quotes + signal_quotes(turn, features, rules)
-        return reminder.defer(ctx, ledger, verdict, kinds, quotes, extra)
+        quoted = dict(zip(evidence.kinds, evidence.quotes, strict=False))
+        return reminder.defer(ctx, ledger, verdict, kinds, quotes, extra, quoted)
     if not verdict.block:
         if verdict.reached:
             reason = f"ALLOW_{verdict.veto.upper()}"  # the evidence was there; the veto held it back

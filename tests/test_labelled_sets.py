@@ -90,8 +90,9 @@ STOP_TURNS = tomllib.loads((DATA / "stop_turns" / "labels.toml").read_text(encod
 # - a cause stated with nothing to confirm it (no run that failed and now passes, no test run after the edits,
 #   no "works now") is a hypothesis until the user's next prompt says so: stated causes in the middle of
 #   debugging loops made 32 of the dev split's 57 false blocks (issue 22).
+#   (A trap in a turn the prompt asked to fix blocks: asked_fix adds 0.3, as for 19-gotcha-requires-flag.)
 LONE_GOTCHAS = {"05-gotcha-index-reload.jsonl", "06-gotcha-staging-vpn.jsonl", "14-gotcha-macos-state-dir.jsonl",
-                "19-gotcha-requires-flag.jsonl", "46-heldout-gotcha-stdout.jsonl"}
+                "46-heldout-gotcha-stdout.jsonl"}
 UNCONFIRMED_FIXES = {"04-fix-importer-encoding.jsonl", "16-fix-cache-key-timezone.jsonl"}
 DEFERRED = LONE_GOTCHAS | UNCONFIRMED_FIXES
 

@@ -212,7 +212,8 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str], bool] | None:
     edits = _edits(turn, rules)
     if not edits:
         return None
-    runs = _runs(turn, rules)
+    lint = rule_patterns(rules, "fix", "tools", key="lint_commands")
+    runs = [r for r in _runs(turn, rules) if not any(p.search(r.command) for p in lint)]
     first_edit = edits[0][0]
     passed_after = [r for r in runs if r.passed and r.seq > first_edit]
     if not passed_after:

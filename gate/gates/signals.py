@@ -144,7 +144,8 @@ def turn_signals(turn: Turn, rules: Rules, wanted: Collection[str] | None = None
     if want("agent_prompt") and _any(rule_patterns(rules, "signals", key="agent_prompt"), prompt[:200]):
         out["agent_prompt"] = 1.0
     short = len(prompt.strip()) <= _number(rules, "choice_max_chars", 300)
-    asking = prompt.rstrip().endswith(("?", "？"))  # a question weighs options; it does not pick one
+    # A question weighs options; it does not pick one ("…嗎？目前在的": the question mark near the end counts).
+    asking = any(mark in prompt.rstrip()[-40:] for mark in ("?", "？")) or prompt.rstrip().endswith(("嗎", "吗"))
     if want("decides", "choice", "bare_choice") and short and not asking:
         if _any(rule_patterns(rules, "signals", key="decides"), prompt):
             out["decides"] = 1.0

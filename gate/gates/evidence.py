@@ -302,10 +302,10 @@ def find_evidence(turn: Turn, rules: Rules) -> Evidence:
         found.setdefault("fix", tool_fix[0])
         files = tool_fix[1]
     if "fix" in found and not (tool_fix and tool_fix[2]):
-        # A cause stated is a hypothesis until something confirms it: the reply says it works now.
+        # A cause stated is a hypothesis until something confirms it: the reply says it works now. Unconfirmed,
+        # it defers to the next prompt (the veto unconfirmed_fix, rules/writeback.toml [score]).
         confirmed = _first_match(said[-12:], rule_patterns(rules, "fix", key="confirmed"))
-        if confirmed:
-            features["confirmed"] = 1.0
+        features["confirmed" if confirmed else "unconfirmed_fix"] = 1.0
     preference = _first_match(
         _statements(asked, rule_patterns(rules, "preference", key="ignore")), rule_patterns(rules, "preference")
     )

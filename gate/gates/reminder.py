@@ -52,7 +52,8 @@ def defer(
         "veto": verdict.veto,  # "asks_user": the reply waited on the user; "": the evidence was not enough
     }
     extra["deferred"] = ledger.writeback_turns
-    reason = "ALLOW_DEFERRED_ASKS_USER" if verdict.veto else "ALLOW_DEFERRED"
+    # ALLOW_DEFERRED: evidence, not enough to block; ALLOW_DEFERRED_ASKS_USER, _UNCONFIRMED_FIX: the veto that deferred
+    reason = f"ALLOW_DEFERRED_{verdict.veto.upper()}" if verdict.veto else "ALLOW_DEFERRED"
     return Outcome("allowed", reason, gate="writeback", extra=extra)
 
 

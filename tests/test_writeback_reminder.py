@@ -185,3 +185,37 @@ def test_a_broken_reminder_costs_neither_the_recall_answer_nor_a_loop(project: P
     outcome = prompt.evaluate(ctx, ledger)
     assert isinstance(outcome, Outcome) and outcome.reason == "SKIP_MUTED"
     assert outcome.extra.get("reminder_error") and ledger.writeback_reminder is None
+
+
+def test_stats_count_reminders_apart_from_blocks() -> None:
+    from gate.stats.writeback import adoption_figures, writeback_figures
+
+    def stop(reason: str, **extra: Any) -> dict[str, Any]:
+        return {"event": "Stop", "gate": "writeback", "session": "s", "reason": reason, **extra}
+
+    def prompt(reason: str, **extra: Any) -> dict[str, Any]:
+        return {"event": "UserPromptSubmit", "gate": "recall", "session": "s", "reason": reason, **extra}
+
+    records = [
+        stop("BLOCKED_WRITEBACK", evidence=["fix"]),
+        stop("ALLOW_STOP_ACTIVE", outcome="stored", outcome_of="previous_block"),
+        stop("ALLOW_DEFERRED_ASKS_USER", deferred=1),
+        prompt("REMINDED_WRITEBACK", reminder="REMINDED_WRITEBACK", reminder_of=1),
+        stop("ALLOW_ALREADY_STORED", store_decision="stored", reminder_outcome="stored", reminder_outcome_of=1),
+        stop("ALLOW_DEFERRED_UNCONFIRMED_FIX", deferred=3),
+        prompt("SKIP_NO_SHIFT", reminder_withdrawn=3),
+        stop("ALLOW_DEFERRED", deferred=4),
+        prompt("FIRED_TOPIC_SHIFT", reminder="REMINDED_WRITEBACK", reminder_of=4),
+        stop("ALLOW_NO_SIGNAL", reminder_outcome="ignored", reminder_outcome_of=4),
+    ]
+    figures = writeback_figures(records, cap=5)
+    assert figures["blocks"] == 1 and figures["outcomes"]["stored"] == 1
+    assert figures["voluntary"] == {"stored": 0, "acknowledged": 0}  # the reminded store is the reminder's
+    assert figures["reminders"] == {
+        "deferred_turns": 3, "reminded": 2, "withdrawn": 1,
+        "outcomes": {"stored": 1, "acknowledged": 0, "ignored": 1, "pending": 0},
+        "per_100_turns": round(100 * 2 / 6, 1),
+    }
+    adoption = adoption_figures(figures, sessions=1)
+    # consequential: the block and the three deferred turns (the store that answered a reminder is its outcome)
+    assert (adoption["consequential_turns"], adoption["gated"], adoption["stored"]) == (4, 2, 2)

@@ -11,9 +11,14 @@ from gate.gates.base import HookContext, Outcome
 from gate.gates.recall import evaluate as recall
 from gate.session.ledger import Ledger
 
+PROMPT_HEAD_CHARS = 300
+
 
 def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     pending = ledger.writeback_reminder is not None  # read before recall runs: recall never touches it
+    prompt = ctx.event.get("prompt")
+    if isinstance(prompt, str):  # for the Stop of a turn cut by a compaction: whose prompt it answers
+        ledger.writeback_prompt_head = prompt[:PROMPT_HEAD_CHARS]
     outcome = recall(ctx, ledger)
     if not pending:
         return outcome

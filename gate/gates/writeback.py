@@ -96,6 +96,8 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("writeback", True):
         return Outcome("allowed", "ALLOW_DISABLED", gate="writeback", extra=extra)
     turn = turn or _read(ctx)
+    if not turn.prompt and ledger.writeback_prompt_head:
+        turn.prompt = ledger.writeback_prompt_head  # read from a compaction boundary on: the prompt it answered
     rules = ctx.rules("writeback")
     decision = find_store_decision(turn, rules)
     if decision is not None:

@@ -62,6 +62,9 @@ _FIELDS: dict[str, Any] = {
     "writeback_reminder": lambda: None,
     "writeback_reminded": lambda: None,
     "writeback_reminders": int,
+    # The head of the last prompt: a Stop whose turn reads from a compaction boundary on has no prompt of its own
+    # (who wrote it — a person, a program, a teammate agent — still matters to the write-back gate).
+    "writeback_prompt_head": str,
 }
 
 
@@ -103,6 +106,7 @@ class Ledger:
     writeback_reminder: dict[str, Any] | None
     writeback_reminded: dict[str, Any] | None
     writeback_reminders: int
+    writeback_prompt_head: str
 
     def __init__(self, session: str, **values: Any) -> None:
         for name, factory in _FIELDS.items():

@@ -36,8 +36,17 @@ TEST_LABELS = REPO / "eval" / "labels" / "test"
 # What the current rules reach on the frozen test split (measured by this test; see eval/README.md). Floors, not
 # targets: the targets of the issues are higher and not met.
 FLOORS = {
-    "writeback": {"precision": 0.25, "recall": 0.30},
+    # precision and recall of the blocks alone; beside them (issue 22) the turns blocked or reminded at the next
+    # prompt. The blocks' recall fell to 0.19 when an unconfirmed fix became a reminder (measured, issue 22): the
+    # floor of 0.30 stays, and fails, until the blocks catch what they caught.
+    "writeback": {"precision": 0.25, "recall": 0.30, "recall_blocked_or_reminded": 0.50},
     "recall_shift": {"precision": 0.60, "recall": 0.45},
+}
+# ... and what must not rise (issue 22): false blocks as a share of ordinary turns, reminders on ordinary turns per
+# 100 turns, sessions of 10 turns or more that see a false block (of 20; the target is 2).
+CEILINGS = {
+    "writeback": {"false_block_rate": 0.02, "reminders_on_ordinary_per_100_turns": 8.0,
+                  "long_sessions_with_false_block": 6},
 }
 
 
@@ -73,10 +82,12 @@ def test_the_frozen_test_split(mirror: Path, gate: str) -> None:
     name = {"writeback": "writeback", "recall_shift": "shift"}[gate]
     scores = _scores(TEST_LABELS / f"{name}.jsonl", mirror)
     assert not scores["unmatched"], scores["unmatched"][:5]
-    figures = {k: scores[gate][k] for k in ("precision", "recall", "n", "tp", "fp", "fn", "tn")}
+    keys = ("precision", "recall", "n", "tp", "fp", "fn", "tn", *FLOORS[gate], *CEILINGS.get(gate, {}))
+    figures = {k: scores[gate][k] for k in dict.fromkeys(keys)}
     report(f"test split, {gate}", figures)
-    for measure, floor in FLOORS[gate].items():
-        assert figures[measure] >= floor, (measure, figures)
+    below = [f"{m} {figures[m]} < {floor}" for m, floor in FLOORS[gate].items() if figures[m] < floor]
+    above = [f"{m} {figures[m]} > {top}" for m, top in CEILINGS.get(gate, {}).items() if figures[m] > top]
+    assert not below + above, (below + above, figures)
 
 
 # --- 2. named behaviours: the hand-written sets ---------------------------------------------------------------

@@ -366,3 +366,26 @@ def test_every_raw_session_of_the_corpus_replays(gate: Gate) -> None:
         "lines skipped": total["skipped"], "lines repaired": total["repaired"], "blocks": total["blocks"],
         "pid": os.getpid(),
     })
+
+
+def test_compare_lists_a_reminder_the_next_prompt_gains(tmp_path: Path, gate: Gate) -> None:
+    """A stricter threshold defers the decision turn (issue 22): --compare shows the block removed and the
+    reminder the next prompt now carries, and nothing else."""
+    t = Transcript()
+    at = {"p1": t.prompt("Where should the ledger live: SQLite or Postgres? Pick one, it must work offline.")}
+    t.tool("Edit", {"file_path": "/srv/app/settings.py", "old_string": "postgres", "new_string": "sqlite"}, "ok")
+    at["s1"] = t.say(DECISION_REPLY)
+    at["p2"] = t.prompt("Good. Now write the migration notes for the release.")
+    t.say("Done: the notes are in docs/migrations.md.")
+    path = t.write(tmp_path / f"{SESSION}.jsonl")
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "writeback.toml").write_text("[score]\nthreshold = 9\n")
+    code, out, err = gate("replay", str(path), "--compare", str(rules), "--json")
+    assert code == 0, err
+    changes = json.loads(out)["changes"]
+    assert [(c["change"], c["line"]) for c in changes] == [("block removed", at["s1"]), ("reminder added", at["p2"])]
+    assert changes[1]["after"]["reason"] == "REMINDED_WRITEBACK"
+    code, text, _ = gate("replay", str(path), "--compare", str(rules))
+    assert text.splitlines()[0].endswith("2 changes (1 block removed, 1 reminder added)")
+    assert "delivered:" not in text  # a reminder changes no delivery

@@ -174,6 +174,8 @@ def render_compare(data: dict[str, Any], rules_dir: str) -> list[str]:
             lines.append(f"{change['change']:<22} {where} ({before['reason']} → {after['reason']})")
             if "prompt" in change:
                 lines.append(f"    prompt: \"{change['prompt']}\"")
+            if change["change"].startswith("reminder"):
+                continue  # the memories delivered did not change, only the write-back reminder
             was, now = ", ".join(before["delivered"]) or "-", ", ".join(after["delivered"]) or "-"
             lines.append(f"    delivered: {was} → {now}")
     return lines

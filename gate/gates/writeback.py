@@ -12,7 +12,6 @@ reminder (gate/gates/reminder.py), and the user's answer there is evidence too.
 
 from __future__ import annotations
 
-from gate.gates import reminder
 from gate.gates.base import HookContext, Outcome
 from gate.gates.evidence import action_phrase, find_evidence, find_store_decision
 from gate.gates.signals import signal_quotes, turn_signals
@@ -91,8 +90,10 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         return Outcome("allowed", "ALLOW_STOP_ACTIVE", gate="writeback", extra=extra)
     ledger.writeback_turns += 1  # a turn's end (not the continuation after a block): what a reminder names
     if ledger.writeback_reminded:  # this turn's prompt carried a reminder: what did the agent do about it?
+        from gate.gates.reminder import settle  # (only then, and when deferring: most Stops need neither)
+
         turn = turn or _read(ctx)
-        reminder.settle(ledger, find_store_decision(turn, ctx.rules("writeback")), extra)
+        settle(ledger, find_store_decision(turn, ctx.rules("writeback")), extra)
     if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("writeback", True):
         return Outcome("allowed", "ALLOW_DISABLED", gate="writeback", extra=extra)
     turn = turn or _read(ctx)
@@ -116,8 +117,10 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     if verdict.remind:
         kinds = verdict.kinds or evidence.kinds or ["learning"]
         quotes = evidence.quotes + signal_quotes(turn, features, rules)
+        from gate.gates.reminder import defer
+
         quoted = dict(zip(evidence.kinds, evidence.quotes, strict=False))
-        return reminder.defer(ctx, ledger, verdict, kinds, quotes, extra, quoted)
+        return defer(ctx, ledger, verdict, kinds, quotes, extra, quoted)
     if not verdict.block:
         if verdict.reached:
             reason = f"ALLOW_{verdict.veto.upper()}"  # the evidence was there; the veto held it back

@@ -161,8 +161,9 @@ def turn_signals(turn: Turn, rules: Rules, wanted: Collection[str] | None = None
         out["correction"] = 1.0
     if want("concedes") and turn.text and _any(rule_patterns(rules, "signals", key="concedes"), turn.text[:400]):
         out["concedes"] = 1.0
+    # (anchored at the reply's start: its first 60 characters are all the patterns can match)
     if want("acknowledges") and turn.text and _any(rule_patterns(rules, "signals", key="acknowledges"),
-                                                   turn.text[:300]):
+                                                   turn.text.lstrip()[:60]):
         out["acknowledges"] = 1.0
     if want("recovered") and recovered(turn, rules):
         out["recovered"] = 1.0

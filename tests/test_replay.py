@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from support import report
 
+from gate.paths import ProjectPaths
 from gate.replay.timeline import read_timeline
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "sessions"
@@ -161,12 +162,28 @@ def test_timeline_knows_commands_interruptions_compaction_and_bad_lines(tmp_path
 # --- the replay through the CLI -------------------------------------------------------------------------------
 
 
-def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    out = {}
+def _snapshot(root: Path) -> dict[str, tuple[bytes, int] | None]:
+    """Every file (bytes and mtime) and directory under root: a file written, replaced, added or removed, or a
+    directory made, changes it."""
+    out: dict[str, tuple[bytes, int] | None] = {}
     for path in sorted(root.rglob("*")):
+        name = str(path.relative_to(root))
         if path.is_file():
-            out[str(path.relative_to(root))] = (path.read_bytes(), path.stat().st_mtime_ns)
+            out[name] = (path.read_bytes(), path.stat().st_mtime_ns)
+        elif path.is_dir():
+            out[name + "/"] = None
     return out
+
+
+def _live(home: Path) -> dict[str, dict[str, tuple[bytes, int] | None]]:
+    """The user's live state: ledgers, audit and logs (state), the store (data), the index, cue table and rule
+    snapshots (cache)."""
+    return {part: _snapshot(home / part) for part in ("state", "data", "cache")}
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    return sorted(k for k in before.keys() | after.keys() if k not in before or k not in after
+                  or before[k] != after[k])
 
 
 def test_replay_reports_and_never_touches_live_state(
@@ -176,14 +193,20 @@ def test_replay_reports_and_never_touches_live_state(
                         "decision", "--json")
     assert code == 0
     memory_id = json.loads(out)["id"]
-    gate("mute")  # a live project mute: the replay evaluates the policy, not today's mute
+    # The store written a minute ago: a directory changed in the last moments would be looked at again by the
+    # next catch-up, which may rewrite the index's manifests (legitimately) and blur what the replay wrote.
+    private_store = Path(ProjectPaths.for_cwd(project).private_store)
+    written = time.time_ns() - 60 * 1_000_000_000
+    os.utime(private_store, ns=(written, written))
     path, at = _session(tmp_path)
-    hook({"hook_event_name": "UserPromptSubmit", "session_id": SESSION, "cwd": str(project),
-          "prompt": "anything at all about ledgers", "transcript_path": str(path)})
-    live = isolated_home / "state"
-    data = isolated_home / "data"
-    before = (_snapshot(live), _snapshot(data))
-    assert any(name.startswith("sessions/") for name in before[0]) and "audit.jsonl" in before[0]
+    for fields in ({"hook_event_name": "UserPromptSubmit", "prompt": "anything at all about ledgers"},
+                   {"hook_event_name": "Stop", "stop_hook_active": False}):
+        # the live hooks of this session: they bring the index, cue table and rule snapshots level
+        hook({**fields, "session_id": SESSION, "cwd": str(project), "transcript_path": str(path)})
+    gate("mute")  # a live project mute: the replay evaluates the policy, not today's mute
+    before = _live(isolated_home)
+    assert any(name.startswith("sessions/") for name in before["state"]) and "audit.jsonl" in before["state"]
+    assert any(name.startswith("index/") and name.endswith("meta.json") for name in before["cache"])
 
     code, out, err = gate("replay", str(path), "--json", "--steps")
     assert code == 0, err
@@ -194,10 +217,12 @@ def test_replay_reports_and_never_touches_live_state(
     assert [b["turn"] for b in session["blocked"]] == [at["p2"], at["p3"]]
     assert session["blocked"][0]["evidence"] == ["fix"] and session["blocked"][1]["evidence"] == ["decision"]
     assert result["total"]["skipped"] == {}
-    assert (_snapshot(live), _snapshot(data)) == before, "replay wrote live state or the store"
-
+    for part, files in _live(isolated_home).items():  # the ledgers, audit, logs and mute; the memories; the index
+        assert not _changed(before[part], files), f"replay wrote the live {part}: {_changed(before[part], files)}"
     code, text, _ = gate("replay", str(path))
     assert code == 0
+    for part, files in _live(isolated_home).items():
+        assert not _changed(before[part], files), f"replay wrote the live {part}: {_changed(before[part], files)}"
     assert f"fire  line {at['p1']}: {memory_id}" in text
     assert "total: 1 sessions, 3 prompts, 1 fires, 1 memories delivered, 4 turns ended, 2 blocks" in text
 

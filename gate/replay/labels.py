@@ -246,7 +246,8 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
             step = result.step
             if step.name == "SessionStart" and step.event.get("source") == "compact":
                 window = set()
-            window.update(result.delivered)
+            if not (result.extra.get("spawn") or result.extra.get("agent_id")):
+                window.update(result.delivered)  # (what a subagent was given is in its context, not this one)
             if own is not None:
                 for memory in result.delivered:
                     if memory not in own:

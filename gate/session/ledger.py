@@ -65,6 +65,10 @@ _FIELDS: dict[str, Any] = {
     # The head of the last prompt: a Stop whose turn reads from a compaction boundary on has no prompt of its own
     # (who wrote it — a person, a program, a teammate agent — still matters to the write-back gate).
     "writeback_prompt_head": str,
+    # Subagents (gate/gates/subagent.py): each one's own delivery state, by agent id (a subagent's context is
+    # not the parent's), and the deliveries made at spawns that no subagent has claimed yet.
+    "agents": dict,
+    "spawns": dict,
 }
 
 
@@ -107,6 +111,8 @@ class Ledger:
     writeback_reminded: dict[str, Any] | None
     writeback_reminders: int
     writeback_prompt_head: str
+    agents: dict[str, dict[str, Any]]
+    spawns: dict[str, dict[str, Any]]
 
     def __init__(self, session: str, **values: Any) -> None:
         for name, factory in _FIELDS.items():

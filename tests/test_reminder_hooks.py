@@ -73,7 +73,7 @@ EDIT = ("Edit", {"file_path": "dashboard/cache.py", "old_string": "a", "new_stri
 
 
 def test_a_turn_that_settles_a_cause_and_asks_the_user_is_reminded_at_the_next_prompt(
-    project: Path, hook: Hook, tmp_path: Path
+    project: Path, hook: Hook, tmp_path: Path, gate: Callable[..., tuple[int, str, str]]
 ) -> None:
     s = Session(project, tmp_path / "t.jsonl", hook)
     s.prompt("the daily report shows yesterday's numbers until 10am, please fix it")
@@ -96,6 +96,9 @@ def test_a_turn_that_settles_a_cause_and_asks_the_user_is_reminded_at_the_next_p
     assert last["reason"] == "ALLOW_ALREADY_STORED" and last["reminder_outcome"] == "stored"
     assert last["reminder_outcome_of"] == 1
     assert "MEMORY CHECK" not in s.prompt("thanks, now the weekly report")
+    code, text, _ = gate("stats")  # counted apart from the blocks
+    assert code == 0
+    assert "deferred 1 → reminded at the next prompt 1" in text and "stored 1 · acknowledged 0 · ignored 0" in text
 
 
 def test_a_refuted_fix_is_withdrawn_and_a_confirmed_one_says_so(project: Path, hook: Hook, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ MAX_STDIN_BYTES = 64 * 1024 * 1024
 
 HANDLERS: dict[str, tuple[str, str]] = {
     # event -> (module, function)
-    "UserPromptSubmit": ("gate.gates.recall", "evaluate"),
+    "UserPromptSubmit": ("gate.gates.prompt", "evaluate"),  # recall, then the write-back reminder
     "Stop": ("gate.gates.writeback", "evaluate"),
     "SessionStart": ("gate.gates.session_start", "on_session_start"),
     "PreCompact": ("gate.gates.session_start", "on_pre_compact"),

@@ -245,7 +245,8 @@ def test_compare_lists_exactly_the_turns_whose_verdict_changed(tmp_path: Path, g
     code, text, _ = gate("replay", str(path), "--compare", str(rules))
     assert code == 0
     assert text.splitlines()[0].endswith("1 changes (1 block removed)")
-    assert "block removed" in text and f":{at['s3']} (BLOCKED_WRITEBACK → ALLOW_BELOW_THRESHOLD)" in text
+    # Under the stricter threshold the decision turn still reaches the reminder's: deferred to the next prompt.
+    assert "block removed" in text and f":{at['s3']} (BLOCKED_WRITEBACK → ALLOW_DEFERRED)" in text
 
 
 def test_rules_overlay_changes_the_answers(tmp_path: Path, gate: Gate) -> None:
@@ -297,11 +298,15 @@ def test_labels_score_each_gate_and_list_every_wrong_case(tmp_path: Path, gate: 
     writeback = scores["writeback"]
     assert (writeback["tp"], writeback["fp"], writeback["fn"], writeback["tn"]) == (1, 1, 0, 1)
     assert [(w["turn"], w["expected"], w["evidence"]) for w in writeback["wrong"]] == [(at["p3"], False, ["decision"])]
+    # As the user feels it: one false block of two ordinary turns, two blocks in three turns, no reminder.
+    assert (writeback["false_block_rate"], writeback["blocks_per_100_turns"]) == (0.5, 66.7)
+    assert (writeback["reminders_per_100_turns"], writeback["recall_blocked_or_reminded"]) == (0.0, 1.0)
+    assert (writeback["sessions"], writeback["sessions_with_false_block"], writeback["long_sessions"]) == (1, 1, 0)
     assert scores["unmatched"] == []
 
     code, text, _ = gate("replay", "--labels", str(labels))
     assert code == 0
-    assert "write-back gate, block: precision 0.50 recall 1.00 (n=3: tp=1 fp=1 fn=0 tn=1)" in text
+    assert "write-back gate, blocks alone: precision 0.50 recall 1.00 (n=3: tp=1 fp=1 fn=0 tn=1)" in text
     assert "recall gate, delivery: 1.00 (1 of 1 expected memories reached the agent" in text
     assert f"false block  {path}:{at['p3']}" in text
 
@@ -386,3 +391,26 @@ def test_every_raw_session_of_the_corpus_replays(gate: Gate) -> None:
         "lines skipped": total["skipped"], "lines repaired": total["repaired"], "blocks": total["blocks"],
         "pid": os.getpid(),
     })
+
+
+def test_compare_lists_a_reminder_the_next_prompt_gains(tmp_path: Path, gate: Gate) -> None:
+    """A stricter threshold defers the decision turn (issue 22): --compare shows the block removed and the
+    reminder the next prompt now carries, and nothing else."""
+    t = Transcript()
+    at = {"p1": t.prompt("Where should the ledger live: SQLite or Postgres? Pick one, it must work offline.")}
+    t.tool("Edit", {"file_path": "/srv/app/settings.py", "old_string": "postgres", "new_string": "sqlite"}, "ok")
+    at["s1"] = t.say(DECISION_REPLY)
+    at["p2"] = t.prompt("Good. Now write the migration notes for the release.")
+    t.say("Done: the notes are in docs/migrations.md.")
+    path = t.write(tmp_path / f"{SESSION}.jsonl")
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "writeback.toml").write_text("[score]\nthreshold = 9\n")
+    code, out, err = gate("replay", str(path), "--compare", str(rules), "--json")
+    assert code == 0, err
+    changes = json.loads(out)["changes"]
+    assert [(c["change"], c["line"]) for c in changes] == [("block removed", at["s1"]), ("reminder added", at["p2"])]
+    assert changes[1]["after"]["reason"] == "REMINDED_WRITEBACK"
+    code, text, _ = gate("replay", str(path), "--compare", str(rules))
+    assert text.splitlines()[0].endswith("2 changes (1 block removed, 1 reminder added)")
+    assert "delivered:" not in text  # a reminder changes no delivery

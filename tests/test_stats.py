@@ -184,7 +184,7 @@ def run_sequence(box: Sandbox) -> None:
     box.hook("PreCompact", "sess-a", trigger="auto")  # 10
     box.hook("SessionStart", "sess-a", source="compact")  # 11
     box.prompt("sess-a", "Explain the waterfall reserve account trigger again")  # 12
-    a.say("The root cause was a missing arrears check in the trigger.")
+    a.say("The root cause was a missing arrears check in the trigger; the trigger test passes now.")
     box.stop("sess-a")  # 13
     a.hook_feedback("MEMORY CHECK: this turn made a fix.")
     a.say("Done.")

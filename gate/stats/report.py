@@ -178,6 +178,15 @@ def render_text(report: dict[str, Any]) -> str:
         + (f" (+{wb['voluntary']['acknowledged']} said already saved)" if wb["voluntary"]["acknowledged"] else ""),
         f"  cap ({wb['cap']}/session) reached in {wb['sessions_at_cap']} sessions, {wb['capped_turns']} turns let pass",
     ]
+    rem = wb.get("reminders")
+    if rem and (rem["deferred_turns"] or rem["reminded"]):  # reminders apart from blocks (gate/gates/reminder.py)
+        ro = rem["outcomes"]
+        lines.append(
+            f"  deferred {rem['deferred_turns']} → reminded at the next prompt {rem['reminded']} "
+            f"({rem['per_100_turns']:g} per 100 turns; {rem['withdrawn']} withdrawn by the user's answer) → "
+            f"stored {ro['stored']} · acknowledged {ro['acknowledged']} · ignored {ro['ignored']}"
+            + (f" · pending {ro['pending']}" if ro["pending"] else "")
+        )
     adoption = report["adoption"]
     ops = adoption["memory_ops_per_session"]
     lines += [

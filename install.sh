@@ -4,10 +4,13 @@
 #   ./install.sh [PROJECT_DIR] [--scope project|local|user] [--no-wire]
 #
 # 1. creates .venv here (python3 >= 3.11; $PYTHON picks a specific one, $GATE_VENV another place) and installs
-#    gate into it with the dev extras (`pip install -e '.[dev]'`), so the tests run from the same environment;
+#    gate into it with the dev extras (`pip install -e '.[dev]'`), so the tests run from the same environment
+#    (skipped when .venv already holds gate from this checkout and pyproject.toml has not changed since);
 # 2. puts `gate` on PATH: a symlink in ~/.local/bin when that directory is on PATH, else it prints exactly how;
+#    writes this machine's hook launcher (~/.local/share/memory-gate/hook), which committed project settings run;
 # 3. wires the hooks into PROJECT_DIR (default: the current directory) with `gate install --scope SCOPE`
-#    (default scope: project) — skipped with --no-wire or GATE_INSTALL_NO_WIRE=1;
+#    (default scope: project) — skipped with --no-wire or GATE_INSTALL_NO_WIRE=1, and when the project would
+#    be this checkout itself (run here without PROJECT_DIR, it sets gate up and says how to wire a project);
 # 4. runs `gate doctor` on that project and exits non-zero if it finds something broken.
 #
 # Safe to run again: it reuses a working .venv, `gate install` changes nothing when already wired, and an
@@ -17,11 +20,13 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="${GATE_VENV:-$repo/.venv}"
 project="$PWD"
+project_given="no"
+wire_skipped=""
 scope="project"
 wire="yes"
 case "${GATE_INSTALL_NO_WIRE:-}" in 1 | true | yes | on) wire="no" ;; esac
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 say() { printf 'install.sh: %s\n' "$*"; }
 die() {
     printf 'install.sh: error: %s\n' "$1" >&2
@@ -40,7 +45,10 @@ while [ $# -gt 0 ]; do
         ;;
     --scope=*) scope="${1#--scope=}" ;;
     -*) die "unknown option $1" "./install.sh --help" ;;
-    *) project="$1" ;;
+    *)
+        project="$1"
+        project_given="yes"
+        ;;
     esac
     shift
 done
@@ -85,12 +93,26 @@ else
         die "could not create $venv" "on Debian/Ubuntu: apt-get install python3-venv (for your python version)"
 fi
 
-say "installing gate into $venv (pip install -e '.[dev]')"
-# editable_mode=compat: a plain path in a .pth file instead of an import-hook finder, which every Python
-# process of the venv would otherwise import at startup (~10 ms a hook run).
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    --config-settings editable_mode=compat -e "${repo}[dev]" ||
-    die "pip could not install gate" "re-run with network access to the package index, or see the pip output above"
+# What pip installed, and from where: a re-run with nothing changed needs no pip (and so no network).
+stamp="$venv/.gate-installed"
+wanted_stamp="$repo $("$venv/bin/python" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$repo/pyproject.toml")"
+installed_here() {
+    [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted_stamp" ] &&
+        "$venv/bin/python" -P -c 'import sys, gate.cli, gate.hook, tantivy, Stemmer, pytest
+sys.exit(not gate.__file__.startswith(sys.argv[1] + "/"))' "$repo" >/dev/null 2>&1
+}
+if [ -z "${GATE_INSTALL_PIP:-}" ] && installed_here; then
+    say "gate is already installed in $venv from this checkout (pyproject.toml unchanged); pip not run (GATE_INSTALL_PIP=1 runs it)"
+else
+    say "installing gate into $venv (pip install -e '.[dev]')"
+    rm -f "$stamp"
+    # editable_mode=compat: a plain path in a .pth file instead of an import-hook finder, which every Python
+    # process of the venv would otherwise import at startup (~10 ms a hook run).
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        --config-settings editable_mode=compat -e "${repo}[dev]" ||
+        die "pip could not install gate" "re-run with network access to the package index, or see the pip output above"
+    printf '%s\n' "$wanted_stamp" >"$stamp"
+fi
 # Byte-compile now: a hook must not recompile gate on every run where PYTHONDONTWRITEBYTECODE is set.
 "$venv/bin/python" -m compileall -q "$repo/gate" >/dev/null || true
 gate="$venv/bin/gate"
@@ -121,13 +143,29 @@ else
     say "    export PATH=\"$venv/bin:\$PATH\""
     say "or link it into a directory on PATH:"
     say "    mkdir -p ~/.local/bin && ln -s \"$gate\" ~/.local/bin/gate   # and put ~/.local/bin on PATH"
-    say "(the hooks themselves need neither: they run $venv/bin/python by absolute path)"
+    say "(the hooks need neither: they run gate through ~/.local/share/memory-gate/hook, by absolute path)"
 fi
+
+"$gate" install --launcher-only | sed 's/^/install.sh: /'
 
 # --- 3. wire, 4. check ----------------------------------------------------------------------------------------
 
+# The project's root as gate finds it (git top-level, else the directory), to tell it from this checkout.
+project_root() { (cd "$1" && { git rev-parse --show-toplevel 2>/dev/null || pwd; }) | sed 's:/*$::'; }
+if [ "$wire" = yes ] && [ "$(cd "$(project_root "$project")" && pwd -P)" = "$(cd "$repo" && pwd -P)" ]; then
+    # Wiring memory-gate's own checkout would leave .claude/ in it: never the default, refused when asked.
+    [ "$project_given" = yes ] && die "$project is memory-gate's own checkout, not a project to gate" \
+        "name your project: ./install.sh ~/path/to/project (to gate this checkout anyway: .venv/bin/gate install --scope local)"
+    wire="no"
+    wire_skipped="checkout"
+    say "gate is set up; no project wired (run here, the project would be memory-gate's own checkout)"
+    say "to gate your project:  ./install.sh ~/path/to/your/project   (or: gate install, run in the project)"
+    say "to see it work first:  $gate demo"
+fi
+
 if [ "$wire" = no ]; then
-    say "not wiring any project (--no-wire / GATE_INSTALL_NO_WIRE); later: $gate install --project DIR"
+    [ "$wire_skipped" = checkout ] ||
+        say "not wiring any project (--no-wire / GATE_INSTALL_NO_WIRE); later: $gate install --project DIR"
     "$gate" config check >/dev/null || die "gate's settings are invalid" "$gate config check"
     say "done"
     exit 0
@@ -138,6 +176,7 @@ say "wiring the hooks into $project ($scope scope)"
 say "checking with gate doctor"
 if "$gate" doctor --project "$project"; then
     say "done: gate is wired into $project"
+    say "see what it does, on a recorded sample session: $gate demo"
 else
     die "gate doctor found a problem (above)" "fix it, then run: $gate doctor --project $project"
 fi

@@ -7,6 +7,9 @@ Sections (each one interleaved group, each with its own floor so every ratio is 
   writes                      floor; N successive `gate remember`
   reads after the writes      the shift hook and `gate search` on a copy of the store without the N writes
                               (before) and on the store with them (after), interleaved
+  subagents                   floor; the shift hook; the PreToolUse hook on a spawn (bench/spawn.py) and on tool
+                              calls that are no spawn, of the main conversation and of a subagent; SubagentStop
+                              (`--only subagents`: this section alone, at the smallest store size)
 Everything runs under a fresh temporary GATE_HOME; nothing touches the user's memories.
 """
 
@@ -33,6 +36,7 @@ from bench.corpus import Generator, build_fts5, write_jsonl, write_markdown_dir
 from bench.measure import Candidate, Check, Result, become_subreaper, measure_group, run_once, settle
 from bench.report import Section, Target, render_markdown, to_json
 from bench.scripts._terms import terms
+from bench.spawn import SPAWN, SUB_TOOL, TOOL, spawn_section
 from bench.transcript import Transcript, format_size, parse_size, write_transcript
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
@@ -69,7 +73,7 @@ class Options:
     keep: bool
     seed: int
     quick: bool
-    only: str = ""
+    only: str | None = None
 
 
 @dataclass
@@ -137,8 +141,9 @@ def parse_args(argv: list[str] | None) -> Options:
         "snapshot of the last commit (default: the installed gate, i.e. the working tree)",
     )
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--only", choices=["recall"], default="",
-                        help="run only this section (recall: the recall and session-start rows per store size)")
+    parser.add_argument("--only", choices=["recall", "subagents"],
+                        help="run one section alone: recall (the recall and session-start rows, at every store size) "
+                             "or subagents (at the smallest store size)")
     args = parser.parse_args(argv)
     quick = args.quick
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1000] if quick else [1000, 10000, 100000])
@@ -582,6 +587,14 @@ def write_read_sections(opts: Options, gate: Gate, store: Store, transcript: Pat
 
 
 # --- targets --------------------------------------------------------------------------------------------------
+def subagents_section(opts: Options, gate: Gate, store: Store, transcript: Path) -> Section:
+    env = gate.env(store.home, store.project)
+    floor = floor_candidate(opts, env, store.project, prompts.prompt_event(prompts.session_id("floor-sub"),
+                                                                            prompts.SHIFT, transcript, store.project))
+    _, shift = recall_candidates(opts, gate, store, store.home, transcript, f"subagents-{store.size}")
+    return spawn_section(opts, gate, store, transcript, floor, shift, _log)
+
+
 def _row(sections: dict[str, Section], key: str, name: str) -> Result | None:
     section = sections.get(key)
     return next((row for row in section.rows if row.name == name), None) if section else None
@@ -629,6 +642,10 @@ def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
             "<=",
             1.1,
         ),
+        ratio("spawn hook / floor", ("subagents", SPAWN), ("subagents", FLOOR), "<=", 2.0),
+        ratio("spawn hook / recall hook (shift)", ("subagents", SPAWN), ("subagents", SHIFT), "<=", 1.1),
+        ratio("tool call inside a subagent / in the main conversation", ("subagents", SUB_TOOL), ("subagents", TOOL),
+              "<=", 1.1),
         Target(
             f"gate hook peak RSS, worst row ({worst.name if worst else '–'})",
             worst.peak_rss_mb if worst else None,
@@ -682,15 +699,18 @@ def main(argv: list[str] | None = None) -> int:
         ]
         recall_transcript = transcripts[0].path
         stores: dict[int, Store] = {}
-        for size in opts.sizes:
+        for size in opts.sizes if opts.only != "subagents" else [min(opts.sizes)]:
             stores[size] = build_store(size, opts, work, gate)
             _log(stores[size].setup[-1])
-            sections[f"recall-{size}"] = recall_section(opts, gate, stores[size], recall_transcript)
-        if not opts.only:
+            if opts.only in (None, "recall"):
+                sections[f"recall-{size}"] = recall_section(opts, gate, stores[size], recall_transcript)
+        if opts.only is None:
             sections["stop"] = stop_section(opts, gate, stores[min(opts.sizes)], transcripts)
             remember_store = stores.get(opts.remember_size) or build_store(opts.remember_size, opts, work, gate)
             for section in write_read_sections(opts, gate, remember_store, recall_transcript):
                 sections[section.key] = section
+        if not gate.missing and opts.only in (None, "subagents"):
+            sections["subagents"] = subagents_section(opts, gate, stores[min(opts.sizes)], recall_transcript)
     finally:
         if opts.keep:
             _log(f"kept {work}")

@@ -25,11 +25,12 @@ MAX_STDIN_BYTES = 64 * 1024 * 1024
 
 HANDLERS: dict[str, tuple[str, str]] = {
     # event -> (module, function)
-    "UserPromptSubmit": ("gate.gates.recall", "evaluate"),
+    "UserPromptSubmit": ("gate.gates.prompt", "evaluate"),  # recall, then the write-back reminder
     "Stop": ("gate.gates.writeback", "evaluate"),
     "SessionStart": ("gate.gates.session_start", "on_session_start"),
     "PreCompact": ("gate.gates.session_start", "on_pre_compact"),
     "PreToolUse": ("gate.gates.anchors", "evaluate"),
+    "SubagentStop": ("gate.gates.subagent", "on_subagent_stop"),
 }
 # Answers that an event may give; anything else is dropped (a bug must not block a prompt or a compaction).
 ALLOWED_OUTPUT: dict[str, Callable[[dict[str, Any]], bool]] = {
@@ -39,6 +40,7 @@ ALLOWED_OUTPUT: dict[str, Callable[[dict[str, Any]], bool]] = {
     and "permissionDecision" not in out["hookSpecificOutput"],
     "Stop": lambda out: set(out) <= {"decision", "reason"},
     "PreCompact": lambda out: False,
+    "SubagentStop": lambda out: False,  # a subagent's Stop never blocks and never answers
 }
 
 
@@ -141,7 +143,10 @@ def main() -> int:
         raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
         if len(raw) > MAX_STDIN_BYTES:
             raise ValueError("the event is larger than gate reads")
-        event = json.loads(raw)
+        try:
+            event = json.loads(raw)
+        except UnicodeDecodeError:  # stray bytes that are not UTF-8: each one becomes U+FFFD, as `gate replay`
+            event = json.loads(raw.decode("utf-8", errors="replace"))  # reads a transcript, and the event goes on
         if isinstance(event, dict) and (b"\\ud" in raw or b"\\uD" in raw or b"\xed" in raw):
             from gate.session.transcript import without_surrogates  # rare: only when one may be there
 

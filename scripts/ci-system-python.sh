@@ -65,7 +65,11 @@ fi
 
 rm -rf "$venv"  # made afresh: a kept one could be of another interpreter
 started=$(date +%s)
-PYTHON="$system_python" GATE_VENV="$venv" GATE_INSTALL_NO_WIRE=1 ./install.sh
+# A throwaway HOME, as for the main set-up: install.sh's launcher and PATH link stay out of the machine's home.
+scratch_home="$(mktemp -d)"
+PYTHON="$system_python" GATE_VENV="$venv" GATE_INSTALL_NO_WIRE=1 HOME="$scratch_home" \
+    PIP_CACHE_DIR="${PIP_CACHE_DIR:-$HOME/.cache/pip}" ./install.sh
+rm -rf "$scratch_home"
 [ "$(base_of "$venv/bin/python")" = "$system_base" ] || die "$venv does not run on $system_base"
 
 say "tests under $system_python ($version)"

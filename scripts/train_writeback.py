@@ -9,6 +9,10 @@ whatever it scores). Classes are weighted to balance (few turns should block). T
 the best F-beta on the dev split (beta 0.5 by default: precision counts double, a false block costs the user).
 Prints leave-one-owner-out figures (each owner's turns scored by a model fitted on the others), then the
 weights as a TOML table to paste into rules/writeback.toml [score] / [score.weights], or writes them (--write).
+The reminder's threshold (remind_threshold: not blocked, reminded at the next prompt) is the one with the
+best F-beta at --remind-beta (2 by default: a reminder costs the user little, a miss loses the knowledge),
+at most the block threshold. Turns a deferring veto holds (remind_vetoes: asks_user, unconfirmed_fix …) are
+vetoed for the block and counted apart: the reminder takes them.
 """
 
 from __future__ import annotations
@@ -86,6 +90,14 @@ def vetoed(features: dict[str, float], rules: Any) -> bool:
     return bool(decide(features, {"score": {**rules.get("score", {}), "weights": {}}}).veto)
 
 
+def holding(features: dict[str, float], rules: Any) -> list[str]:
+    """The vetoes that hold for a turn (lifted ones left out)."""
+    score_rules = rules.get("score", {})
+    lifted = score_rules.get("veto_lifted_by", {})
+    return [v for v in score_rules.get("vetoes", []) if features.get(v)
+            and not any(features.get(other) for other in lifted.get(v, []))]
+
+
 def fit(rows: list[tuple[dict[str, float], bool]], names: list[str], l2: float, steps: int = 3000) -> list[float]:
     """Weights [bias, w1, …] by gradient descent on the class-balanced log loss."""
     positives = sum(1 for _, y in rows if y) or 1
@@ -141,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default=None)
     parser.add_argument("--l2", type=float, default=0.05)
     parser.add_argument("--beta", type=float, default=0.5)
+    parser.add_argument("--remind-beta", type=float, default=2.0)
     parser.add_argument("--write", type=Path, help="write the learned [score] tables to this TOML file")
     parser.add_argument("--with-unit-turns", type=Path, metavar="DIR",
                         help="also learn from a labelled set of the product's own (tests/data/stop_turns)")
@@ -177,7 +190,14 @@ def main(argv: list[str] | None = None) -> int:
                             + [(y, False) for _, f, y in rows if vetoed(f, rules)])
     print(f"fitted on all of dev: precision {tp / (tp + fp) if tp + fp else float('nan'):.2f} "
           f"recall {tp / (tp + fn) if tp + fn else float('nan'):.2f} (tp={tp} fp={fp} fn={fn} tn={tn})")
-    lines = ["[score]", f"threshold = {round(threshold, 3)}", "", "[score.weights]", f"bias = {round(w[0], 3)}"]
+    scored = [(score(w, names, f), y) for _, f, y in live]
+    remind = min(threshold, best_threshold(scored, args.remind_beta))
+    deferring = set(rules.get("score", {}).get("remind_vetoes", []))
+    deferred = [y for _, f, y in rows if vetoed(f, rules) and set(holding(f, rules)) <= deferring]
+    print(f"remind_threshold {remind:.3f}; a deferring veto holds for {len(deferred)} turns "
+          f"({sum(deferred)} should block): the reminder takes them")
+    lines = ["[score]", f"threshold = {round(threshold, 3)}", f"remind_threshold = {round(remind, 3)}", "",
+             "[score.weights]", f"bias = {round(w[0], 3)}"]
     lines += [f"{n} = {round(wi, 3)}" for n, wi in zip(names, w[1:], strict=True)]
     text = "\n".join(lines) + "\n"
     print(text)

@@ -30,6 +30,10 @@ ROWS = [
     f"gate recall hook, shift prompt (hits), after {REMEMBERS} remembers",
     f"gate search, before {REMEMBERS} remembers",
     f"gate search, after {REMEMBERS} remembers",
+    "gate PreToolUse hook, spawn (Agent, task with hits)",
+    "gate PreToolUse hook, Read without a cue",
+    "gate PreToolUse hook, Read inside a subagent, without a cue",
+    "gate SubagentStop hook",
 ]
 
 
@@ -53,4 +57,4 @@ def test_quick_bench_fills_every_row(tmp_path: Path) -> None:
         assert not row["skipped"], f"{row['name']}: skipped ({row['skipped']})"
         assert row["n"] >= 1 and row["median_ms"] > 0 and row["peak_rss_mb"] > 0, row["name"]
         assert row["failures"] == 0, f"{row['name']}: {row['first_failure']}"
-    assert len(data["targets"]) == 7
+    assert len(data["targets"]) == 10

@@ -120,7 +120,10 @@ def run_in_subprocess(raw: bytes, cwd: Path) -> Run:
 
 def event_name_of(raw: bytes) -> str | None:
     try:
-        data = json.loads(raw)
+        try:
+            data = json.loads(raw)
+        except UnicodeDecodeError:  # the hook reads stray non-UTF-8 bytes as U+FFFD and goes on (issue 23)
+            data = json.loads(raw.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError):
         return None
     if isinstance(data, dict) and isinstance(data.get("hook_event_name"), str):

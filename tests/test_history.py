@@ -159,3 +159,12 @@ def test_restore_names_the_versions_there_are(gate) -> None:
     assert gate("edit", memory_id, "--cues", "cookie policy")[0] == 0
     code, _, err = gate("restore", f"{memory_id}@7")
     assert code == 3 and "saved versions: @1" in err
+
+
+def test_a_memory_never_rewritten_has_a_history_of_none(gate) -> None:
+    memory_id = remember(gate, "Staging database resets every Sunday night", "--kind", "finding")
+    data = history(gate, memory_id)
+    assert data["versions"] == [] and data["current"]["title"] == "Staging database resets every Sunday night"
+    code, out, err = gate("show", "--history", memory_id)
+    assert code == 0, err
+    assert out.splitlines()[0].endswith("0 earlier version(s)") and "now · " in out

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from gate.install import jsonedit, wiring
+from gate.install import jsonedit, launcher, wiring
 from gate.install.files import backup_dir_for
 from gate.paths import audit_log_file, error_log_file
 
@@ -112,7 +112,9 @@ def gate_groups(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def assert_wired(data: dict[str, Any], python: str = sys.executable) -> None:
+def assert_wired(data: dict[str, Any], python: str = sys.executable, scope: str = "project") -> None:
+    """Gate's groups, each once; project scope runs this machine's launcher (which runs `python`), the other
+    scopes `python` itself."""
     groups = gate_groups(data)
     for spec in wiring.EVENTS:
         assert len(groups[spec.event]) == 1, spec.event
@@ -122,7 +124,12 @@ def assert_wired(data: dict[str, Any], python: str = sys.executable) -> None:
         assert entry["type"] == "command"
         assert entry["timeout"] == spec.timeout
         entry_point = "from gate.hook import main; main()"
-        assert shlex.split(entry["command"], comments=True) == [python, "-P", "-c", entry_point]
+        if scope == "project":
+            assert entry["command"] == wiring.PORTABLE_COMMAND
+            assert launcher.interpreter() == python
+            assert python not in entry["command"]  # a committed file names no path of this machine
+        else:
+            assert shlex.split(entry["command"], comments=True) == [python, "-P", "-c", entry_point]
 
 
 @pytest.fixture(autouse=True)
@@ -160,7 +167,8 @@ def test_timeouts_and_matchers(gate: Gate, project: Path) -> None:
     assert "matcher" not in ups and ups["hooks"][0]["timeout"] <= 15  # well under Claude Code's 30 s default
     assert gate_groups(data)["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     tools = set(gate_groups(data)["PreToolUse"][0]["matcher"].split("|"))
-    assert tools == {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Grep", "Glob", "Bash"}
+    assert tools == {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Grep", "Glob", "Bash", "Agent", "Task"}
+    assert "matcher" not in gate_groups(data)["SubagentStop"][0]  # audited only, every subagent
 
 
 def test_install_into_rich_file_keeps_everything(gate: Gate, project: Path) -> None:
@@ -221,16 +229,32 @@ def test_reinstall_with_another_interpreter_replaces_the_entries(gate: Gate, pro
     other = tmp_path / "other venv" / "bin" / "python"
     other.parent.mkdir(parents=True)
     other.symlink_to(sys.executable)
+    path = write(settings_file(project, "local"), RICH)
+    install(gate, project, "--scope", "local")
+    assert install(gate, project, "--scope", "local", "--python", str(other))[0] == 0
+    data = json.loads(path.read_text())
+    assert_wired(data, python=str(other), scope="local")
+    assert f"'{other}'" in gate_groups(data)["Stop"][0]["hooks"][0]["command"]  # a path with a space is quoted
+    install(gate, project, "--scope", "local")
+    assert_wired(json.loads(path.read_text()), scope="local")
+    uninstall(gate, project, "--scope", "local")
+    assert path.read_text() == RICH
+
+
+def test_reinstall_in_project_scope_changes_the_launcher_not_the_committed_file(
+    gate: Gate, project: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other venv" / "bin" / "python"
+    other.parent.mkdir(parents=True)
+    other.symlink_to(sys.executable)
     path = write(settings_file(project), RICH)
     install(gate, project)
-    assert install(gate, project, "--python", str(other))[0] == 0
-    data = json.loads(path.read_text())
-    assert_wired(data, python=str(other))
-    assert "'" in gate_groups(data)["Stop"][0]["hooks"][0]["command"]  # a path with a space is quoted
-    install(gate, project)
-    assert_wired(json.loads(path.read_text()))
-    uninstall(gate, project)
-    assert path.read_text() == RICH
+    committed = path.read_bytes()
+    code, out, _ = install(gate, project, "--python", str(other))
+    assert code == 0 and "nothing changed" in out and str(other) in out
+    assert path.read_bytes() == committed
+    assert_wired(json.loads(path.read_text()), python=str(other))
+    assert f"'{other}'" in launcher.path().read_text()  # a path with a space is quoted
 
 
 def test_install_backs_up_the_previous_file(gate: Gate, project: Path) -> None:
@@ -283,9 +307,10 @@ def test_dry_run_writes_nothing(gate: Gate, project: Path) -> None:
     code, out, _ = install(gate, project, "--dry-run")
     assert code == 0
     assert out.startswith("--- /dev/null\n+++ ")
-    assert "+" in out and "gate.hook" in out
+    assert "+" in out and wiring.MARKER in out
     assert not settings_file(project).exists()
     assert not (project / ".claude").exists()
+    assert not launcher.path().exists()
 
     path = write(settings_file(project), RICH)
     code, out, _ = install(gate, project, "--dry-run")
@@ -365,14 +390,14 @@ def test_uninstall_all_scopes(gate: Gate, project: Path) -> None:
 
 def test_scopes_write_where_claude_code_reads(gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     install(gate, project, "--scope", "local")
-    assert_wired(json.loads(settings_file(project, "local").read_text()))
+    assert_wired(json.loads(settings_file(project, "local").read_text()), scope="local")
     assert not settings_file(project).exists()
     install(gate, project, "--scope", "user")
-    assert_wired(json.loads((Path.home() / ".claude" / "settings.json").read_text()))
+    assert_wired(json.loads((Path.home() / ".claude" / "settings.json").read_text()), scope="user")
     moved = project.parent / "claude-config"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(moved))
     install(gate, project, "--scope", "user")
-    assert_wired(json.loads((moved / "settings.json").read_text()))
+    assert_wired(json.loads((moved / "settings.json").read_text()), scope="user")
 
 
 def test_install_from_a_subdirectory_targets_the_project_root(
@@ -461,6 +486,7 @@ SYNTHETIC_FIELDS: dict[str, dict[str, Any]] = {
     "PreToolUse": {"tool_name": "Read", "tool_input": {"file_path": "README.md"}, "tool_use_id": "toolu_1"},
     "Stop": {"stop_hook_active": False, "last_assistant_message": "Done."},
     "PreCompact": {"trigger": "manual", "custom_instructions": ""},
+    "SubagentStop": {"agent_id": "a1b2c3", "agent_type": "Explore", "stop_hook_active": False},
 }
 
 
@@ -493,9 +519,64 @@ def test_installed_commands_answer_with_an_empty_environment(gate: Gate, project
             assert isinstance(answer, dict), spec.event
             if "hookSpecificOutput" in answer:
                 assert answer["hookSpecificOutput"]["hookEventName"] == spec.event
-        if spec.event == "UserPromptSubmit":
-            assert "decision" not in (json.loads(out) if out else {})  # never blocks a prompt
+        if spec.event in ("UserPromptSubmit", "SubagentStop"):
+            assert "decision" not in (json.loads(out) if out else {})  # never blocks a prompt or a subagent
     assert not Path(error_log_file()).exists() or not Path(error_log_file()).read_text().strip()
+
+
+def _run_committed(command: str, project: Path, home: Path, event: str) -> subprocess.CompletedProcess[str]:
+    """The command as Claude Code runs it on a machine whose HOME is `home`, with no PATH at all."""
+    return subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(_synthetic(project, event, **SYNTHETIC_FIELDS[event])),
+        capture_output=True,
+        text=True,
+        env={"HOME": str(home), "GATE_HOME": os.environ["GATE_HOME"]},
+        cwd=project,
+        timeout=60,
+    )
+
+
+def test_committed_command_fails_open_where_gate_is_not_set_up(gate: Gate, project: Path, tmp_path: Path) -> None:
+    """A teammate's machine: the project's committed settings, no gate there. Every hook exits 0, prints nothing
+    for Claude Code (stdout reaches the model), and says on stderr in one line how to set gate up."""
+    install(gate, project)
+    data = json.loads(settings_file(project).read_text())
+    teammate = tmp_path / "teammate-home"
+    teammate.mkdir()
+    for spec in wiring.EVENTS:
+        command = gate_groups(data)[spec.event][0]["hooks"][0]["command"]
+        assert sys.executable not in command and str(Path.home()) not in command
+        proc = _run_committed(command, project, teammate, spec.event)
+        assert proc.returncode == 0, (spec.event, proc.stderr)
+        assert proc.stdout == ""
+        (line,) = proc.stderr.splitlines()
+        assert "not set up on this machine" in line and "./install.sh" in line and "gate install" in line
+
+
+def test_committed_command_fails_open_when_the_launcher_interpreter_is_gone(
+    gate: Gate, project: Path, tmp_path: Path
+) -> None:
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    install(gate, project, "--python", str(python))
+    command = gate_groups(json.loads(settings_file(project).read_text()))["Stop"][0]["hooks"][0]["command"]
+    python.unlink()  # the venv deleted since
+    for spec in wiring.EVENTS:
+        proc = _run_committed(command, project, Path.home(), spec.event)
+        assert proc.returncode == 0 and proc.stdout == ""
+        (line,) = proc.stderr.splitlines()
+        assert str(python) in line and "does not exist" in line and "gate install" in line
+
+
+def test_launcher_only_writes_no_settings(gate: Gate, project: Path) -> None:
+    code, out, _ = gate("install", "--launcher-only")
+    assert code == 0 and str(launcher.path()) in out
+    assert launcher.interpreter() == sys.executable
+    assert not (project / ".claude").exists()
+    code, out, _ = gate("install", "--launcher-only")
+    assert code == 0 and "nothing changed" in out
 
 
 def test_gate_console_script_installs_with_no_path(project: Path, tmp_path: Path) -> None:
@@ -507,7 +588,7 @@ def test_gate_console_script_installs_with_no_path(project: Path, tmp_path: Path
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(settings_file(project).read_text())
-    python = wiring.interpreter_of(gate_groups(data)["Stop"][0]["hooks"][0]["command"])
+    python = launcher.interpreter()
     assert python is not None and Path(python).parent == Path(sys.executable).parent  # the venv's own python
     assert_wired(data, python=python)
 
@@ -723,3 +804,62 @@ def test_plugin_marketplace_install_sets_itself_up_and_recalls(gate: Gate, proje
     runs = [c for c in report["checks"] if c["check"] == "hooks"]
     assert {c["details"]["event"] for c in runs} == set(wiring.EVENT_NAMES)
     assert all(c["status"] == "ok" for c in runs), runs
+
+
+# --- install.sh: the README's first command ----------------------------------------------------------------------
+
+
+def _install_sh(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """install.sh as a newcomer runs it: a HOME of their own, the venv not on PATH, pip kept off the network
+    (install.sh skips pip when .venv already holds gate from this checkout: run ./install.sh once after
+    pyproject.toml changes)."""
+    import hashlib
+
+    stamp = REPO / ".venv" / ".gate-installed"
+    digest = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
+    assert stamp.is_file() and stamp.read_text().strip() == f"{REPO} {digest}", (
+        "pyproject.toml changed since .venv was set up (or install.sh never ran here): run ./install.sh"
+    )
+    bin_dir = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep) if p != bin_dir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GATE_", "PIP_", "VIRTUAL_ENV"))}
+    env.update(HOME=str(home), GATE_HOME=os.environ["GATE_HOME"], PATH=path, PIP_NO_INDEX="1")
+    return subprocess.run(
+        ["bash", str(REPO / "install.sh"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def _checkout_status() -> str:
+    return subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
+
+
+def test_install_sh_in_the_checkout_wires_nothing_and_says_how(tmp_path: Path) -> None:
+    before = _checkout_status()
+    proc = _install_sh(cwd=REPO, home=tmp_path)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert (
+        not (REPO / ".claude" / "settings.json").exists()
+        or "memory-gate" not in (REPO / ".claude" / "settings.json").read_text()
+    )
+    assert _checkout_status() == before  # the checkout is left as it was
+    assert "./install.sh ~/path/to/your/project" in proc.stdout and "gate demo" in proc.stdout
+    # gate is set up all the same: this machine's launcher runs the checkout's venv
+    assert launcher.interpreter(tmp_path / launcher.RELATIVE) == str(REPO / ".venv" / "bin" / "python")
+
+
+def test_install_sh_refuses_the_checkout_when_named(tmp_path: Path) -> None:
+    before = _checkout_status()
+    proc = _install_sh(".", cwd=REPO, home=tmp_path)
+    assert proc.returncode == 1 and "memory-gate's own checkout" in proc.stderr
+    assert _checkout_status() == before
+
+
+def test_install_sh_wires_the_project_it_is_run_in(tmp_path: Path, project: Path) -> None:
+    home = tmp_path / "newcomer"
+    home.mkdir()
+    proc = _install_sh(cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    commands = {e.command for e in wiring.find_gate_entries(json.loads(settings_file(project).read_text()))}
+    assert commands == {wiring.PORTABLE_COMMAND}
+    assert launcher.interpreter(home / launcher.RELATIVE) == str(REPO / ".venv" / "bin" / "python")
+    assert "all good" in proc.stdout  # its gate doctor: a fresh install is clean

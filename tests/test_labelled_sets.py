@@ -36,7 +36,10 @@ TEST_LABELS = REPO / "eval" / "labels" / "test"
 # What the current rules reach on the frozen test split (measured by this test; see eval/README.md). Floors, not
 # targets: the targets of the issues are higher and not met.
 FLOORS = {
-    "writeback": {"precision": 0.25, "recall": 0.30},
+    # precision and recall of the blocks alone; beside them (issue 22) the turns blocked or reminded at the next
+    # prompt. The blocks' recall fell to 0.19 when an unconfirmed fix became a reminder (measured, issue 22): the
+    # floor of 0.30 stays, and fails, until the blocks catch what they caught.
+    "writeback": {"precision": 0.25, "recall": 0.30, "recall_blocked_or_reminded": 0.50},
     "recall_shift": {"precision": 0.60, "recall": 0.45},
 }
 # Delivery on the frozen test split (issue 21, measured with the rules chosen on the dev split): expected
@@ -45,6 +48,12 @@ FLOORS = {
 # prompts that should get none): those two are asserted where they stand now, as the bounds not to cross.
 DELIVERY_FLOORS = {"recall": 0.65, "recall_prompt_time": 0.40, "injected_precision": 0.17}
 DELIVERY_CEILINGS = {"noise": 60, "leaks": 0}
+# ... and what must not rise (issue 22): false blocks as a share of ordinary turns, reminders on ordinary turns per
+# 100 turns, sessions of 10 turns or more that see a false block (of 20; the target is 2).
+CEILINGS = {
+    "writeback": {"false_block_rate": 0.02, "reminders_on_ordinary_per_100_turns": 8.0,
+                  "long_sessions_with_false_block": 6},
+}
 
 
 # --- 1. the frozen test split of real sessions ----------------------------------------------------------------
@@ -79,10 +88,12 @@ def test_the_frozen_test_split(mirror: Path, gate: str) -> None:
     name = {"writeback": "writeback", "recall_shift": "shift"}[gate]
     scores = _scores(TEST_LABELS / f"{name}.jsonl", mirror)
     assert not scores["unmatched"], scores["unmatched"][:5]
-    figures = {k: scores[gate][k] for k in ("precision", "recall", "n", "tp", "fp", "fn", "tn")}
+    keys = ("precision", "recall", "n", "tp", "fp", "fn", "tn", *FLOORS[gate], *CEILINGS.get(gate, {}))
+    figures = {k: scores[gate][k] for k in dict.fromkeys(keys)}
     report(f"test split, {gate}", figures)
-    for measure, floor in FLOORS[gate].items():
-        assert figures[measure] >= floor, (measure, figures)
+    below = [f"{m} {figures[m]} < {floor}" for m, floor in FLOORS[gate].items() if figures[m] < floor]
+    above = [f"{m} {figures[m]} > {top}" for m, top in CEILINGS.get(gate, {}).items() if figures[m] > top]
+    assert not below + above, (below + above, figures)
 
 
 def test_delivery_on_the_frozen_test_split(mirror: Path) -> None:
@@ -104,31 +115,34 @@ def test_delivery_on_the_frozen_test_split(mirror: Path) -> None:
 # --- 2. named behaviours: the hand-written sets ---------------------------------------------------------------
 
 STOP_TURNS = tomllib.loads((DATA / "stop_turns" / "labels.toml").read_text(encoding="utf-8"))["turn"]
-# Written turns the gate no longer blocks, and why (measured on the dev split of real sessions, eval/README.md):
-# a trap stated in words, with no other sign that the turn learned it, weighs 0.7 (rules/writeback.toml
-# [score.weights] gotcha) under the threshold of 1.0 — at 1.0, lone trap phrases made 6 more false blocks on
-# the dev split and caught no more. A trap with a second signal (a fix, a decision, a recovery) still blocks.
+# Written turns the gate no longer blocks but defers to a reminder at the next prompt (gate/gates/reminder.py),
+# and why (measured on the dev split of real sessions, eval/README.md):
+# - a trap stated in words, with no other sign that the turn learned it, weighs 0.7 (rules/writeback.toml
+#   [score.weights] gotcha) under the block threshold of 1.0 — at 1.0, lone trap phrases made 6 more false blocks
+#   on the dev split and caught no more. A trap with a second signal (a fix, a decision, a recovery) still blocks.
+# - a cause stated with nothing to confirm it (no run that failed and now passes, no test run after the edits,
+#   no "works now") is a hypothesis until the user's next prompt says so: stated causes in the middle of
+#   debugging loops made 32 of the dev split's 57 false blocks (issue 22).
+#   (A trap in a turn the prompt asked to fix blocks: asked_fix adds 0.3, as for 19-gotcha-requires-flag.)
 LONE_GOTCHAS = {"05-gotcha-index-reload.jsonl", "06-gotcha-staging-vpn.jsonl", "14-gotcha-macos-state-dir.jsonl",
-                "19-gotcha-requires-flag.jsonl", "46-heldout-gotcha-stdout.jsonl"}
+                "46-heldout-gotcha-stdout.jsonl"}
+UNCONFIRMED_FIXES = {"04-fix-importer-encoding.jsonl", "16-fix-cache-key-timezone.jsonl"}
+DEFERRED = LONE_GOTCHAS | UNCONFIRMED_FIXES
 
 
-def _stop_cases() -> list[Any]:
-    reason = "a lone gotcha phrase weighs under the threshold (see LONE_GOTCHAS)"
-    return [
-        pytest.param(item, id=item["file"],
-                     marks=[pytest.mark.xfail(strict=True, reason=reason)] if item["file"] in LONE_GOTCHAS else [])
-        for item in STOP_TURNS
-    ]
-
-
-@pytest.mark.parametrize("item", _stop_cases())
+@pytest.mark.parametrize("item", STOP_TURNS, ids=[item["file"] for item in STOP_TURNS])
 def test_each_written_stop_turn_gets_its_label(item: dict[str, Any]) -> None:
     rules = load_rules("writeback")
     turn = read_turn(str(DATA / "stop_turns" / item["file"]), previous_reply=True)
     assert turn.complete and turn.prompt, item["file"]
     evidence = find_evidence(turn, rules)
     verdict = decide({**evidence.features, **turn_signals(turn, rules)}, rules)
-    blocked = verdict.block and find_store_decision(turn, rules) is None
+    stored = find_store_decision(turn, rules) is not None
+    blocked = verdict.block and not stored
+    if item["file"] in DEFERRED:  # labelled "block": now reminded at the next prompt instead
+        assert item["label"] == "block" and not blocked and verdict.remind and not stored, (verdict, evidence)
+        assert set(item.get("kinds", [])) & set(verdict.kinds), (item.get("kinds"), verdict.kinds)
+        return
     assert blocked == (item["label"] == "block"), (verdict, evidence)
     if blocked:
         assert set(item.get("kinds", [])) & set(verdict.kinds), (item.get("kinds"), verdict.kinds)

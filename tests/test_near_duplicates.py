@@ -125,12 +125,30 @@ def test_forgotten_and_superseded_memories_are_not_matched(gate) -> None:
     assert code == 0, err
 
 
-def test_memories_of_another_project_are_not_matched(gate, tmp_path: Path) -> None:
+def test_memories_of_another_project_are_not_matched(gate, project: Path, tmp_path: Path) -> None:
+    """Each project has its own store, so the filter is reached only by another project's private memory whose
+    file sits in this project's store (copied by hand, restored into the wrong place): the same file under
+    this project's name is refused, under the other project's name it is not."""
+    import shutil
+
     other = tmp_path / "other"
     (other / ".git").mkdir(parents=True)
-    assert gate("remember", "Staging deploys require approval from the release manager",
-                "--project", str(other))[0] == 0
-    code, _, err = gate("remember", "A deploy to staging needs the release manager's approval")
+    existing = "Staging deploys require approval from the release manager"
+    restated = "A deploy to staging needs the release manager's approval"
+    code, out, err = gate("remember", existing, "--project", str(other))
+    assert code == 0, err
+    theirs = Store.for_cwd(str(other)).locate(out.strip())
+    here = Path(ProjectPaths.for_cwd(project).private_store)
+    here.mkdir(parents=True, exist_ok=True)
+    # the same memory, as this project's own: a restatement, refused
+    mine = here / theirs.name
+    mine.write_text(theirs.read_text().replace(f'project = "{other.resolve()}"', f'project = "{project.resolve()}"'))
+    assert f'project = "{project.resolve()}"' in mine.read_text()
+    code, _, err = gate("remember", restated, "--json")
+    assert code == 4, err
+    # the other project's file, as it came: not this project's memory, so no refusal
+    shutil.copyfile(theirs, mine)
+    code, _, err = gate("remember", restated)
     assert code == 0, err
 
 

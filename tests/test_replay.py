@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from support import report
 
+from gate.paths import ProjectPaths
 from gate.replay.timeline import read_timeline
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "sessions"
@@ -161,12 +162,28 @@ def test_timeline_knows_commands_interruptions_compaction_and_bad_lines(tmp_path
 # --- the replay through the CLI -------------------------------------------------------------------------------
 
 
-def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    out = {}
+def _snapshot(root: Path) -> dict[str, tuple[bytes, int] | None]:
+    """Every file (bytes and mtime) and directory under root: a file written, replaced, added or removed, or a
+    directory made, changes it."""
+    out: dict[str, tuple[bytes, int] | None] = {}
     for path in sorted(root.rglob("*")):
+        name = str(path.relative_to(root))
         if path.is_file():
-            out[str(path.relative_to(root))] = (path.read_bytes(), path.stat().st_mtime_ns)
+            out[name] = (path.read_bytes(), path.stat().st_mtime_ns)
+        elif path.is_dir():
+            out[name + "/"] = None
     return out
+
+
+def _live(home: Path) -> dict[str, dict[str, tuple[bytes, int] | None]]:
+    """The user's live state: ledgers, audit and logs (state), the store (data), the index, cue table and rule
+    snapshots (cache)."""
+    return {part: _snapshot(home / part) for part in ("state", "data", "cache")}
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    return sorted(k for k in before.keys() | after.keys() if k not in before or k not in after
+                  or before[k] != after[k])
 
 
 def test_replay_reports_and_never_touches_live_state(
@@ -176,14 +193,20 @@ def test_replay_reports_and_never_touches_live_state(
                         "decision", "--json")
     assert code == 0
     memory_id = json.loads(out)["id"]
-    gate("mute")  # a live project mute: the replay evaluates the policy, not today's mute
+    # The store written a minute ago: a directory changed in the last moments would be looked at again by the
+    # next catch-up, which may rewrite the index's manifests (legitimately) and blur what the replay wrote.
+    private_store = Path(ProjectPaths.for_cwd(project).private_store)
+    written = time.time_ns() - 60 * 1_000_000_000
+    os.utime(private_store, ns=(written, written))
     path, at = _session(tmp_path)
-    hook({"hook_event_name": "UserPromptSubmit", "session_id": SESSION, "cwd": str(project),
-          "prompt": "anything at all about ledgers", "transcript_path": str(path)})
-    live = isolated_home / "state"
-    data = isolated_home / "data"
-    before = (_snapshot(live), _snapshot(data))
-    assert any(name.startswith("sessions/") for name in before[0]) and "audit.jsonl" in before[0]
+    for fields in ({"hook_event_name": "UserPromptSubmit", "prompt": "anything at all about ledgers"},
+                   {"hook_event_name": "Stop", "stop_hook_active": False}):
+        # the live hooks of this session: they bring the index, cue table and rule snapshots level
+        hook({**fields, "session_id": SESSION, "cwd": str(project), "transcript_path": str(path)})
+    gate("mute")  # a live project mute: the replay evaluates the policy, not today's mute
+    before = _live(isolated_home)
+    assert any(name.startswith("sessions/") for name in before["state"]) and "audit.jsonl" in before["state"]
+    assert any(name.startswith("index/") and name.endswith("meta.json") for name in before["cache"])
 
     code, out, err = gate("replay", str(path), "--json", "--steps")
     assert code == 0, err
@@ -194,10 +217,12 @@ def test_replay_reports_and_never_touches_live_state(
     assert [b["turn"] for b in session["blocked"]] == [at["p2"], at["p3"]]
     assert session["blocked"][0]["evidence"] == ["fix"] and session["blocked"][1]["evidence"] == ["decision"]
     assert result["total"]["skipped"] == {}
-    assert (_snapshot(live), _snapshot(data)) == before, "replay wrote live state or the store"
-
+    for part, files in _live(isolated_home).items():  # the ledgers, audit, logs and mute; the memories; the index
+        assert not _changed(before[part], files), f"replay wrote the live {part}: {_changed(before[part], files)}"
     code, text, _ = gate("replay", str(path))
     assert code == 0
+    for part, files in _live(isolated_home).items():
+        assert not _changed(before[part], files), f"replay wrote the live {part}: {_changed(before[part], files)}"
     assert f"fire  line {at['p1']}: {memory_id}" in text
     assert "total: 1 sessions, 3 prompts, 1 fires, 1 memories delivered, 4 turns ended, 2 blocks" in text
 
@@ -220,7 +245,8 @@ def test_compare_lists_exactly_the_turns_whose_verdict_changed(tmp_path: Path, g
     code, text, _ = gate("replay", str(path), "--compare", str(rules))
     assert code == 0
     assert text.splitlines()[0].endswith("1 changes (1 block removed)")
-    assert "block removed" in text and f":{at['s3']} (BLOCKED_WRITEBACK → ALLOW_BELOW_THRESHOLD)" in text
+    # Under the stricter threshold the decision turn still reaches the reminder's: deferred to the next prompt.
+    assert "block removed" in text and f":{at['s3']} (BLOCKED_WRITEBACK → ALLOW_DEFERRED)" in text
 
 
 def test_rules_overlay_changes_the_answers(tmp_path: Path, gate: Gate) -> None:
@@ -272,11 +298,15 @@ def test_labels_score_each_gate_and_list_every_wrong_case(tmp_path: Path, gate: 
     writeback = scores["writeback"]
     assert (writeback["tp"], writeback["fp"], writeback["fn"], writeback["tn"]) == (1, 1, 0, 1)
     assert [(w["turn"], w["expected"], w["evidence"]) for w in writeback["wrong"]] == [(at["p3"], False, ["decision"])]
+    # As the user feels it: one false block of two ordinary turns, two blocks in three turns, no reminder.
+    assert (writeback["false_block_rate"], writeback["blocks_per_100_turns"]) == (0.5, 66.7)
+    assert (writeback["reminders_per_100_turns"], writeback["recall_blocked_or_reminded"]) == (0.0, 1.0)
+    assert (writeback["sessions"], writeback["sessions_with_false_block"], writeback["long_sessions"]) == (1, 1, 0)
     assert scores["unmatched"] == []
 
     code, text, _ = gate("replay", "--labels", str(labels))
     assert code == 0
-    assert "write-back gate, block: precision 0.50 recall 1.00 (n=3: tp=1 fp=1 fn=0 tn=1)" in text
+    assert "write-back gate, blocks alone: precision 0.50 recall 1.00 (n=3: tp=1 fp=1 fn=0 tn=1)" in text
     assert "recall gate, delivery: 1.00 (1 of 1 expected memories reached the agent" in text
     assert f"false block  {path}:{at['p3']}" in text
 
@@ -361,3 +391,26 @@ def test_every_raw_session_of_the_corpus_replays(gate: Gate) -> None:
         "lines skipped": total["skipped"], "lines repaired": total["repaired"], "blocks": total["blocks"],
         "pid": os.getpid(),
     })
+
+
+def test_compare_lists_a_reminder_the_next_prompt_gains(tmp_path: Path, gate: Gate) -> None:
+    """A stricter threshold defers the decision turn (issue 22): --compare shows the block removed and the
+    reminder the next prompt now carries, and nothing else."""
+    t = Transcript()
+    at = {"p1": t.prompt("Where should the ledger live: SQLite or Postgres? Pick one, it must work offline.")}
+    t.tool("Edit", {"file_path": "/srv/app/settings.py", "old_string": "postgres", "new_string": "sqlite"}, "ok")
+    at["s1"] = t.say(DECISION_REPLY)
+    at["p2"] = t.prompt("Good. Now write the migration notes for the release.")
+    t.say("Done: the notes are in docs/migrations.md.")
+    path = t.write(tmp_path / f"{SESSION}.jsonl")
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "writeback.toml").write_text("[score]\nthreshold = 9\n")
+    code, out, err = gate("replay", str(path), "--compare", str(rules), "--json")
+    assert code == 0, err
+    changes = json.loads(out)["changes"]
+    assert [(c["change"], c["line"]) for c in changes] == [("block removed", at["s1"]), ("reminder added", at["p2"])]
+    assert changes[1]["after"]["reason"] == "REMINDED_WRITEBACK"
+    code, text, _ = gate("replay", str(path), "--compare", str(rules))
+    assert text.splitlines()[0].endswith("2 changes (1 block removed, 1 reminder added)")
+    assert "delivered:" not in text  # a reminder changes no delivery

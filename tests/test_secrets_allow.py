@@ -29,6 +29,9 @@ ACCEPTED = [
     "use ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX as the shape of the token",
     "AKIAXXXXXXXXXXXXXXXX is what an access key id looks like",
     "export STRIPE_KEY=sk_live_<your key here>",
+    "the password is hunter2 in the tutorial",  # a plain word after no assignment
+    "password: Password1",  # short of ten characters
+    "DB_PASSWORD=changeme",
 ]
 
 REFUSED = [
@@ -39,6 +42,9 @@ REFUSED = [
     "redis://:payments@cache:6379",  # no user to be the same as
     "ghp_XXX3abcdefGHIJKLmnopqrstuvwxyz0123456789",  # a key with x's inside is still a key
     "sk-xxxxA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+    "The db password=Xk8pQ2vLm9zR7tW for staging",  # 15 characters: shorter than a token, still a password
+    "Staging db password: Xk8pQ2vLm9zR7tW",
+    "set pwd = MyS3cretPass! before the run",
 ]
 
 

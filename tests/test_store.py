@@ -96,33 +96,84 @@ def test_unknown_kind_in_a_file_is_reported_not_fatal(gate, project: Path) -> No
     assert search_ids(gate, "staging deploys")[0] == [good]
 
 
-def test_atomic_write_survives_a_crash_mid_write(project: Path, tmp_path: Path) -> None:
-    """SIGKILL a writer at random points: the file is always the old memory or the new one, whole."""
-    store_dir = tmp_path / "store"
-    old = Memory(id="m-atom", kind="finding", title="old version", body="o" * 50_000)
-    write_memory(store_dir, old, private=True)
-    script = textwrap.dedent(
-        f"""
-        import sys
-        from pathlib import Path
-        from gate.memory.files import write_memory
-        from gate.memory.model import Memory
-        print("ready", flush=True)
-        while True:
-            write_memory(Path({str(store_dir)!r}), Memory(id="m-atom", kind="finding", title="new version",
-                         body="n" * 200_000), private=True)
-        """
-    )
-    for delay in (0.05, 0.11, 0.2, 0.33):
-        proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
-        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
-        import time
+# A writer that stops at one point of write_memory (the payload half written into its file, the fsync, the
+# rename, the directory's fsync) and says where, so that the SIGKILL lands exactly there.
+PAUSING_WRITER = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from gate.memory.files import write_memory
+    from gate.memory.model import Memory
 
-        time.sleep(delay)
+    point = sys.argv[2]
+
+    def pause(where):
+        if where == point:
+            print(where, flush=True)
+            while True:
+                signal.pause()  # until the SIGKILL
+
+    real_fdopen, real_fsync, real_replace = os.fdopen, os.fsync, os.replace
+
+    class HalfThenRest:
+        def __init__(self, handle):
+            self.handle = handle
+        def __enter__(self):
+            return self
+        def __exit__(self, *exc):
+            return self.handle.__exit__(*exc)
+        def write(self, data):
+            half = len(data) // 2
+            self.handle.write(data[:half])
+            self.handle.flush()
+            pause("half written")
+            return self.handle.write(data[half:]) + half
+        def __getattr__(self, name):
+            return getattr(self.handle, name)
+
+    def fsync(fd):
+        import stat
+        pause("before fsync" if stat.S_ISREG(os.fstat(fd).st_mode) else "before the directory's fsync")
+        return real_fsync(fd)
+
+    def replace(src, dst):
+        pause("before rename")
+        return real_replace(src, dst)
+
+    os.fdopen = lambda *a, **k: HalfThenRest(real_fdopen(*a, **k))
+    os.fsync, os.replace = fsync, replace
+    write_memory(Path(sys.argv[1]), Memory(id="m-atom", kind="finding", title="new version", body="n" * 200_000),
+                 private=True)
+    print("finished", flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("point, survivor", [
+    ("half written", "old"), ("before fsync", "old"), ("before rename", "old"),
+    ("before the directory's fsync", "new"),
+])
+def test_atomic_write_survives_a_crash_mid_write(tmp_path: Path, point: str, survivor: str) -> None:
+    """SIGKILL a writer at each point of its write: the file is the old memory until the rename, the new one
+    from then on, whole either way (never the half the writer had written)."""
+    from support import HANG_S, hang_guard
+
+    store_dir = tmp_path / "store"
+    write_memory(store_dir, Memory(id="m-atom", kind="finding", title="old version", body="o" * 50_000), private=True)
+    proc = subprocess.Popen([sys.executable, "-c", PAUSING_WRITER, str(store_dir), point], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        with hang_guard("the writer reaching its pause point"):
+            reached = proc.stdout.readline().decode().strip()
+        assert reached == point  # it is there now, paused: the kill lands mid-write, not before or after it
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        memory = read_memory(store_dir / "m-atom.toml")
-        assert (memory.title, len(memory.body)) in {("old version", 50_000), ("new version", 200_000)}
+    finally:
+        proc.kill()
+        proc.wait(timeout=HANG_S)
+    assert proc.returncode == -signal.SIGKILL
+    memory = read_memory(store_dir / "m-atom.toml")
+    expected = {"old": ("old version", 50_000), "new": ("new version", 200_000)}[survivor]
+    assert (memory.title, len(memory.body)) == expected
 
 
 def test_supersession_chain_resolves_to_live_head(gate) -> None:
@@ -166,6 +217,19 @@ def test_no_leakage_between_projects_sharing_vocabulary(tmp_path: Path, gate) ->
     assert [h["id"] for h in json.loads(out)["hits"]] == [alpha_id]
     code, out, _ = gate("search", "kafka consumer lag threshold", "--json", "--project", str(b))
     assert [h["id"] for h in json.loads(out)["hits"]] == [beta_id]
+    # Each project has its own store, so the searches above never meet the other's memory. The project check
+    # is reached by a file of beta's that sits in alpha's store (copied by hand, restored into the wrong place):
+    beta_file = Store.for_cwd(str(b)).locate(beta_id)
+    alpha_store = Path(ProjectPaths.for_cwd(a).private_store)
+    copied = alpha_store / beta_file.name
+    copied.write_text(beta_file.read_text().replace(f'project = "{b.resolve()}"', f'project = "{a.resolve()}"'))
+    code, out, _ = gate("search", "kafka consumer group", "--json", "--project", str(a))
+    assert beta_id in [h["id"] for h in json.loads(out)["hits"]]  # stamped as alpha's, it is alpha's memory
+    copied.unlink()
+    copied.write_bytes(beta_file.read_bytes())  # as beta wrote it: beta's memory, whatever store it sits in
+    code, out, _ = gate("search", "kafka consumer group", "--json", "--project", str(a))
+    assert [h["id"] for h in json.loads(out)["hits"]] == [alpha_id]
+    copied.unlink()
     # user scope is shared by both projects
     code, out, _ = gate("remember", "Kafka brokers are on port 9093 with TLS", "--scope", "user", "--project", str(a))
     user_id = out.strip()
@@ -337,7 +401,8 @@ def test_a_successor_written_outside_gate_supersedes_without_a_reindex(gate, pro
 
 def test_hook_leaves_a_large_missing_index_to_a_background_build(gate, project: Path, monkeypatch) -> None:
     import shutil
-    import time
+
+    from support import HANG_S
 
     import gate.memory.index as index_module
 
@@ -346,12 +411,21 @@ def test_hook_leaves_a_large_missing_index_to_a_background_build(gate, project: 
     store = Store.for_cwd(str(project))
     shutil.rmtree(store.index.dir)  # e.g. the cache was cleared
     monkeypatch.setattr(index_module, "INLINE_BUILD_FILES", 5)
+    started: list[subprocess.Popen] = []
+    real_popen = subprocess.Popen
+
+    def spy(*args, **kwargs) -> subprocess.Popen:  # the real process, kept so that the test can wait for it
+        proc = real_popen(*args, **kwargs)
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", spy)
     index = index_module.MemoryIndex(store.paths)
     report = index.catch_up_for_hook()
     assert report.skipped_busy and not index.exists()  # the hook did not build it inline
-    deadline = time.monotonic() + 60
-    while not index.exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
+    (builder,) = started
+    assert builder.args == [sys.executable, "-m", "gate.memory.index", store.paths.root]
+    assert builder.wait(timeout=HANG_S) == 0  # its exit is the event; the timeout only turns a hang into a failure
     assert index.exists() and index.num_docs() == 8
 
 

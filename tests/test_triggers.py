@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import HANG_S, hang_guard
 
 from gate.errors import ValidationError
 from gate.gates import anchors
@@ -291,7 +292,7 @@ def test_a_large_store_is_rebuilt_by_a_detached_process(
     assert os.getsid(builder.pid) == builder.pid  # its own session: a hook timeout does not take it down
     for stream in ("stdin", "stdout", "stderr"):  # Claude Code waits for the hook's stdout to close
         assert options[stream] == subprocess.DEVNULL
-    assert builder.wait(timeout=120) == 0  # the timeout only guards against a hang
+    assert builder.wait(timeout=HANG_S) == 0  # its exit is the event; the timeout only guards a hang
     assert head.exists()
     assert fired(paths, defaults) == ["m-gotcha"]
     assert len(spawned) == 1  # built: the next call reads the shards, starts nothing
@@ -316,13 +317,14 @@ def test_the_detached_builder_waits_for_a_builder_at_work(
     lock_fd = hold_build_lock(paths)
     try:
         builder = subprocess.Popen([sys.executable, "-m", "gate.memory.cue_build", paths.root])
-        deadline = time.monotonic() + 120  # only guards against a hang
-        while not blocked_on(Path(cues.table_dir(paths)) / "build.lock", builder.pid):
-            assert builder.poll() is None, "the builder ran while another held the lock"
-            assert time.monotonic() < deadline, "the builder never reached the lock"
-            time.sleep(0.02)
+        # the event: the kernel lists the builder's request as blocked on the lock (polled; the guard only turns
+        # a builder that never gets there into a failure)
+        with hang_guard("the builder reaching the build lock"):
+            while not blocked_on(Path(cues.table_dir(paths)) / "build.lock", builder.pid):
+                assert builder.poll() is None, "the builder ran while another held the lock"
+                time.sleep(0.02)
         assert not head.exists()
     finally:
         os.close(lock_fd)
-    assert builder.wait(timeout=120) == 0
+    assert builder.wait(timeout=HANG_S) == 0
     assert fired(paths, defaults) == ["m-gotcha"]

@@ -39,9 +39,11 @@ EDIT = ("Edit", {"file_path": "src/app.py", "old_string": "a", "new_string": "b"
 @pytest.mark.parametrize(
     ("prompt", "text", "kind"),
     [
-        ("修一下 total 的計算", "問題找到了，根本原因是 addRole 用了錯誤的欄位名 customTotal。", "fix"),
-        ("部署腳本為什麼失敗", "原因是 CI 的 Node 版本太舊，所以 pnpm 安裝失敗。", "fix"),
-        ("le build échoue sur la CI", "La cause était une variable d'environnement manquante dans le job.", "fix"),
+        ("修一下 total 的計算", "問題找到了，根本原因是 addRole 用了錯誤的欄位名 customTotal。改完後測試都通過了。",
+         "fix"),
+        ("部署腳本為什麼失敗", "原因是 CI 的 Node 版本太舊，所以 pnpm 安裝失敗。升級後現在可以安裝了。", "fix"),
+        ("le build échoue sur la CI",
+         "La cause était une variable d'environnement manquante. Le build passe maintenant.", "fix"),
         ("quelle base pour le cache ?", "J'ai choisi SQLite plutôt que Redis : l'outil tourne hors ligne.", "decision"),
         ("以後 PR 一律指定 reviewer 給最後修改的人", "好的。", "preference"),
         ("à l'avenir, lance toujours les tests avant de committer", "Compris.", "preference"),
@@ -97,16 +99,17 @@ def test_a_failed_command_then_another_that_works_is_learned_by_trial(rules: Any
     ],
 )
 def test_a_turn_that_waits_on_the_user_is_never_blocked(rules: Any, ending: str) -> None:
-    text = "The root cause was a stale cache key, so the first fix attempt failed.\n\n" + ending
+    text = "The root cause was a stale cache key; the cache test passes now.\n\n" + ending
     turn = _turn("fix the cache test", text, tools=[EDIT])
     assert asks_user(text, rules)
     verdict = _verdict(turn, rules)
     assert verdict.reached and not verdict.block and verdict.veto == "asks_user"
+    assert verdict.remind  # it settled something: the next prompt carries a reminder (gate/gates/reminder.py)
 
 
 @pytest.mark.parametrize("ending", ["Want me to commit this?", "完成！要 commit 嗎？", "Anything else?"])
 def test_a_courtesy_question_after_finished_work_waits_on_nobody(rules: Any, ending: str) -> None:
-    text = "The root cause was a stale cache key; I fixed it by keying on the locale.\n\n" + ending
+    text = "The root cause was a stale cache key; I fixed it by keying on the locale and it works now.\n\n" + ending
     assert not asks_user(text, rules)
     assert _verdict(_turn("fix the cache test", text, tools=[EDIT]), rules).block
 
@@ -121,7 +124,8 @@ def test_a_courtesy_question_after_finished_work_waits_on_nobody(rules: Any, end
     ],
 )
 def test_a_turn_that_wrote_the_lesson_down_itself_is_not_blocked(rules: Any, tool: Any) -> None:
-    turn = _turn("fix the flaky test", "The root cause was the timezone; I noted it down.", tools=[EDIT, tool])
+    turn = _turn("fix the flaky test", "The root cause was the timezone; the test passes now. I noted it down.",
+                 tools=[EDIT, tool])
     assert wrote_notes(turn, rules)
     verdict = _verdict(turn, rules)
     assert verdict.reached and verdict.veto == "wrote_notes" and not verdict.block
@@ -142,7 +146,8 @@ def test_explanation_only_answers_and_machine_prompts_are_not_blocked(rules: Any
 
 
 def test_the_weights_and_threshold_are_data(rules: Any) -> None:
-    turn = _turn("fix the rounding test", "The root cause was ROUND_UP; I switched to ROUND_HALF_EVEN.", tools=[EDIT])
+    turn = _turn("fix the rounding test", "The root cause was ROUND_UP; I switched to ROUND_HALF_EVEN. It passes now.",
+                 tools=[EDIT])
     verdict = _verdict(turn, rules)
     assert verdict.block and verdict.contributions["fix"] == rules["score"]["weights"]["fix"]
     stricter = {**rules, "score": {**rules["score"], "threshold": verdict.score + 0.01}}

@@ -15,6 +15,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    memory = open_store(args).forget(args.memory_id)
+    store = open_store(args)
+    if store.get(args.memory_id).status == "forgotten":
+        print(f"{args.memory_id} was already forgotten; nothing changed (`gate show --history {args.memory_id}` "
+              "lists the versions `gate restore` can bring back)")
+        return 0
+    memory = store.forget(args.memory_id)
     print(f"forgot {memory.id}")
     return 0

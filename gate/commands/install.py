@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gate.install import commands, files, wiring
+from gate.install import commands, files, launcher, wiring
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -15,7 +15,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Merge gate's hook entries into .claude/settings.json (project, the default), "
             ".claude/settings.local.json (local) or ~/.claude/settings.json (user). Every other key and hook "
-            "stays as it is; the previous file is backed up under gate's state directory. Safe to run again."
+            "stays as it is; the previous file is backed up under gate's state directory. Safe to run again. "
+            "Project scope (usually committed) wires a command that names no path of this machine: it runs "
+            "~/.local/share/memory-gate/hook, this machine's launcher, which project-scope installs write; where "
+            "there is none (a teammate without gate) the hooks exit 0 and say on stderr how to set gate up."
         ),
     )
     parser.add_argument(
@@ -28,29 +31,56 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="the interpreter the hooks run (default: the one running gate now, by absolute path)",
     )
+    parser.add_argument(
+        "--launcher-only",
+        action="store_true",
+        help="write only this machine's hook launcher (what committed project settings run); no settings file",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    root = commands.resolve_project(args.project)
     python = args.python or wiring.default_python()
     commands.check_interpreter(python)
+    if args.launcher_only:
+        _write_launcher(python, args.dry_run)
+        return 0
+    root = commands.resolve_project(args.project)
     plan = commands.plan_install(args.scope, root, python)
     if args.dry_run:
         if plan.changes:
             sys.stdout.write(plan.diff())
         else:
             print(f"gate is already wired in {plan.path}; nothing to change")
+        if args.scope == "project":
+            _write_launcher(python, dry_run=True)
         return 0
     result = commands.apply(plan)
+    command = wiring.command_for(args.scope, python)
     if result.changed:
         print(f"wired {', '.join(wiring.EVENT_NAMES)} into {plan.path} ({args.scope} scope)")
-        print(f"hooks run: {wiring.hook_command(python)}")
+        if wiring.is_portable(command):
+            print(f"hooks run: ~/{launcher.RELATIVE}, this machine's launcher (the command names no machine's path)")
+        else:
+            print(f"hooks run: {command}")
         if result.backup:
             print(f"previous file saved as {result.backup}")
     else:
         print(f"gate is already wired in {plan.path}; nothing changed")
+    if wiring.is_portable(command):
+        _write_launcher(python, dry_run=False)
     for note in plan.notes:
         print(note, file=sys.stderr)
     print("check it with: gate doctor", file=sys.stderr)
     return 0
+
+
+def _write_launcher(python: str, dry_run: bool) -> None:
+    path = launcher.path()
+    if launcher.interpreter() == python and launcher.text(python) == files.read_text(path):
+        print(f"this machine's hook launcher {path} runs {python}; nothing changed")
+    elif dry_run:  # on stderr: stdout is the diff
+        print(f"would write this machine's hook launcher {path}, running {python}", file=sys.stderr)
+    else:
+        launcher.write(python)
+        print(f"wrote this machine's hook launcher {path}: it runs {python}")

@@ -34,7 +34,20 @@ def run(args: argparse.Namespace) -> int:
         print_json({"memories": listed})
         return 0
     if not listed:
-        print("no memories yet — `gate remember \"<fact>\"` stores one")
+        print(_nothing_listed(args, len(everything)))
     for data in listed:
         print(index_line(data))
     return 0
+
+
+def _nothing_listed(args: argparse.Namespace, total: int) -> str:
+    """Why the list is empty: no memory at all, or none that the filters let through (and how many there are)."""
+    if not total:
+        return "no memories yet — `gate remember \"<fact>\"` stores one"
+    filters = [
+        f"{args.status} " if args.status != "all" else "",
+        f"{args.kind} " if args.kind else "",
+    ]
+    where = f" in the {args.scope} store" if args.scope else ""
+    others = "memory" if total == 1 else "memories"
+    return f"no {''.join(filters)}memories{where} ({total} {others} in all)"

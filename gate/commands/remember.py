@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
@@ -11,21 +12,32 @@ from gate.memory.model import KINDS, LINK_TYPES, SCOPES, Link, Memory
 from gate.memory.staleness import anchor_hashes
 from gate.memory.triggers import normalize as normalize_trigger
 
+DEFAULT_KIND = "finding"
+DEFAULT_SCOPE = "private"
+# A fact names something and says something of it: one word (or one character) is a note to oneself, not a memory
+# anyone can be reminded of. Each character of an unspaced script (Chinese, Japanese) counts as a word.
+MIN_TITLE_WORDS = 2
+_WORD = re.compile(r"[^\W_]+")
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+# Set in the shell of Claude Code's Bash tool (measured on the CLI: CLAUDECODE=1, CLAUDE_CODE_SESSION_ID).
+AGENT_ENV = ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID")
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
-        "remember", help="store a memory (prints its id)",
-        description="Store one fact. A fact that restates a live memory is refused with exit status 4, naming "
-        "it: --supersedes ID replaces it, --link relates:ID keeps both linked, --new keeps both.",
+        "remember", help=f"store a memory (prints its id; a {DEFAULT_KIND}, {DEFAULT_SCOPE}, unless --kind/--scope)",
+        description=f"Store one fact: a {DEFAULT_KIND} in the {DEFAULT_SCOPE} store unless --kind and --scope say "
+        "otherwise. A fact that restates a live memory is refused with exit status 4, naming it: --supersedes ID "
+        "replaces it, --link relates:ID keeps both linked, --new keeps both.",
     )
-    parser.add_argument("title", help="one line that carries the fact itself")
+    parser.add_argument("title", help=f"one line that carries the fact itself (at least {MIN_TITLE_WORDS} words)")
     parser.add_argument("--body", help="details; '-' reads them from stdin")
     parser.add_argument(
         "--cues", default="", metavar="TEXT",
         help="how someone would ask about it: symptoms, error text, other names for the thing "
         "(e.g. --cues 'customer charged twice, duplicate payment intent'); searched with their own weight",
     )
-    parser.add_argument("--kind", default="finding", choices=KINDS)
+    parser.add_argument("--kind", default=DEFAULT_KIND, choices=KINDS, help=f"default: {DEFAULT_KIND}")
     parser.add_argument("--tag", action="append", default=[], dest="tags")
     parser.add_argument("--path", action="append", default=[], dest="paths", metavar="GLOB",
                         help="anchor to files (relative to the project); repeatable")
@@ -40,7 +52,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "Without --on: gotchas fire on their --path, directives and tasks at session start and after "
         "compaction, the rest through the recall search",
     )
-    parser.add_argument("--scope", default="private", choices=SCOPES)
+    parser.add_argument(
+        "--scope", default=DEFAULT_SCOPE, choices=SCOPES,
+        help=f"default: {DEFAULT_SCOPE} (yours, kept outside the repository); team: in the repository, seen by "
+        "everyone who clones it; user: yours, in every project",
+    )
     parser.add_argument("--supersedes", action="append", default=[], metavar="ID")
     parser.add_argument("--link", action="append", default=[], metavar="TYPE:ID",
                         help=f"typed link, TYPE one of {', '.join(LINK_TYPES)}; repeatable")
@@ -51,13 +67,45 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--human", action="store_const", const="human", dest="source",
-                        help="written by a person, not an agent")
+                        help="written by a person, not an agent (the default at a terminal, outside Claude Code)")
+    source.add_argument("--agent", action="store_const", const="agent", dest="source",
+                        help="written by an agent (the default inside Claude Code, or without a terminal)")
     source.add_argument("--user-stated", action="store_const", const="user", dest="source",
                         help="the user's own words")
     parser.add_argument("--session", default="", help=argparse.SUPPRESS)
     add_project_option(parser)
     add_json_option(parser)
     parser.set_defaults(func=run)
+
+
+def written_by() -> str:
+    """Who is running `gate remember` when no option says: an agent inside Claude Code (its Bash tool sets
+    CLAUDECODE, as its hooks see it, and gives the command no terminal), a person typing at a terminal, and
+    an agent when in doubt (a script, another tool's shell)."""
+    import os
+
+    if any(os.environ.get(name) for name in AGENT_ENV):
+        return "agent"
+    try:
+        at_terminal = sys.stdin.isatty() or sys.stdout.isatty()  # `| jq` or `--body - < notes` is still a person
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        at_terminal = False
+    return "human" if at_terminal else "agent"
+
+
+def check_is_a_fact(title: str, body: str) -> None:
+    """A title of one word (or one character) with nothing else says no fact: `gate remember "x"` was kept."""
+    words = len(_WORD.findall(title)) + sum(len(run) - 1 for run in _UNSPACED.findall(title))
+    if words >= MIN_TITLE_WORDS:
+        return
+    details = "; the body only details the fact the title states" if body else ""
+    # the title is not quoted back: a lone word pasted by mistake may be a credential
+    raise ValidationError(
+        f"not a fact: the title has {words} word{'' if words == 1 else 's'}, a fact needs at least "
+        f"{MIN_TITLE_WORDS} (the thing and what holds of it){details}; nothing was written",
+        hint='write the fact itself as one line, e.g. gate remember "Deploys need approval from the release '
+        'manager" (details in --body)',
+    )
 
 
 def parse_link(text: str) -> Link:
@@ -89,9 +137,11 @@ def run(args: argparse.Namespace) -> int:
         paths=args.paths,
         triggers=[normalize_trigger(spec) for spec in args.triggers],  # +30d -> a date
         links=[parse_link(text) for text in args.link],
-        source=args.source or "agent",
+        source=args.source or written_by(),
         session=args.session or os.environ.get("CLAUDE_CODE_SESSION_ID", ""),
     )
+    memory.validate()  # an empty or overlong title is named as such before the shape of a fact is judged
+    check_is_a_fact(memory.title, memory.body)
     if memory.paths:  # hashed with the glob meaning of path triggers (`src/db/**`: every file beneath)
         memory.anchors = anchor_hashes(store.paths.root, memory.paths)
     try:

@@ -11,6 +11,12 @@ from gate.memory.history import Version
 from gate.memory.model import Memory
 from gate.memory.store import Store
 
+# How a link reads from each end: "A fixes B" shows "fixes: B" on A and "fixed by: A" on B.
+LINK_NAMES = {"supersedes": "supersedes", "fixes": "fixes", "caused_by": "caused by", "contradicts": "contradicts",
+              "relates": "relates to"}
+REVERSE_LINK_NAMES = {"supersedes": "superseded by", "fixes": "fixed by", "caused_by": "causes",
+                      "contradicts": "contradicted by", "relates": "related from"}
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("show", help="print one memory in full (--history: its earlier versions)")
@@ -48,11 +54,12 @@ def run(args: argparse.Namespace) -> int:
     if memory.triggers:
         details.append(f"on: {', '.join(memory.triggers)}")
     for link in memory.links:
-        details.append(f"{link.type}: {link.target}")
+        details.append(f"{LINK_NAMES.get(link.type, link.type)}: {link.target}")
     for source in store.index.linking_to(memory.id):
         for link in source["links"]:
             if link["target"] == memory.id:
-                details.append(f"{link['type']} by: {source['id']} ({source['title']})")
+                details.append(f"{REVERSE_LINK_NAMES.get(link['type'], link['type'])}: {source['id']} "
+                               f"({source['title']})")
     if details:
         print()
         print("\n".join(details))
@@ -75,6 +82,7 @@ def _history(store: Store, args: argparse.Namespace) -> int:
     if now is not None and current is not None:
         now["status"] = store.status_of(current)
     later = [v.memory for v in versions[1:]] + [now or {}]  # what each version became
+    later = later[: len(versions)]  # no earlier version: nothing became anything
     entries = [
         {**v.to_json(), "changed": changed_fields(v.memory, after)} for v, after in zip(versions, later, strict=True)
     ]

@@ -319,6 +319,15 @@ def selection_extra(selection: Selection, kept: list[str]) -> dict[str, Any]:
 # --- PreToolUse -------------------------------------------------------------------------------------------------------
 def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     rules = _rules(ctx)
+    if "agent_id" in ctx.event or ctx.event.get("tool_name") in rules.get("tools", {}).get("spawn", ()):
+        from gate.gates.subagent import on_pre_tool_use  # a spawn, or a subagent's own tool call
+
+        return on_pre_tool_use(ctx, ledger, rules)
+    return anchored(ctx, ledger, rules)
+
+
+def anchored(ctx: HookContext, ledger: Ledger, rules: dict[str, Any]) -> Outcome:
+    """Memories anchored to what this tool call touches, against `ledger` (the session's, or a subagent's)."""
     tools = rules.get("tools", {})
     touch = touch_of(ctx, tools)
     if touch is None:

@@ -129,17 +129,44 @@ def _quote(sentence: str, match: re.Match[str], width: int) -> str:
     return ("…" if start else "") + piece + ("…" if start + width - 2 < len(sentence) else "")
 
 
-def _statements(items: Iterable[str], ignore: Sequence[LazyPattern]) -> list[str]:
-    """The sentences that can carry evidence: no questions, nothing hypothetical or undecided."""
-    return [s for s in items if not s.rstrip().endswith(("?", "？")) and not any(p.search(s) for p in ignore)]
+class _Statements(list):  # type: ignore[type-arg]
+    """The sentences that can carry evidence: no questions, nothing hypothetical or undecided. The ignore
+    patterns are checked only on a sentence that some evidence pattern matched (then remembered): most
+    sentences match none, and each ignore pattern compiled costs a Stop hook a few hundred microseconds."""
+
+    def __init__(self, items: Iterable[str], ignore: Sequence[LazyPattern]) -> None:
+        super().__init__(s for s in items if not s.rstrip().endswith(("?", "？")))
+        self.ignore = ignore
+        self.ignored: dict[str, bool] = {}
+
+    def __getitem__(self, index: Any) -> Any:
+        item = super().__getitem__(index)
+        if isinstance(index, slice):
+            part = _Statements((), self.ignore)
+            part.extend(item)
+            part.ignored = self.ignored
+            return part
+        return item
+
+    def counts(self, sentence: str) -> bool:
+        found = self.ignored.get(sentence)
+        if found is None:
+            found = self.ignored[sentence] = any(p.search(sentence) for p in self.ignore)
+        return not found
 
 
-def _first_match(items: Iterable[str], patterns: Sequence[LazyPattern]) -> tuple[str, re.Match[str]] | None:
+def _statements(items: Iterable[str], ignore: Sequence[LazyPattern]) -> _Statements:
+    return _Statements(items, ignore)
+
+
+def _first_match(items: _Statements, patterns: Sequence[LazyPattern]) -> tuple[str, re.Match[str]] | None:
     for sentence in items:
         for pattern in patterns:
             match = pattern.search(sentence)
-            if match:
+            if match and items.counts(sentence):
                 return sentence, match
+            if match:
+                break  # an ignored sentence carries no evidence, whatever else it matches
     return None
 
 
@@ -197,12 +224,23 @@ def _short(command: str, width: int = 60) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str]] | None:
-    """An edit followed by a passing run, in a turn that saw a run fail or was asked to fix something."""
+def _program(command: str) -> str:
+    for word in command.strip().split():
+        if "=" in word and not word.startswith(("-", "/", ".")):
+            continue  # an environment assignment before the program
+        return word.rsplit("/", 1)[-1]
+    return ""
+
+
+def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str], bool] | None:
+    """An edit followed by a passing run, in a turn that saw a run fail or was asked to fix something:
+    (quote, files edited, confirmed). Confirmed: the program that failed before the edits passes after them;
+    a build that passes after edits the prompt asked for confirms only that it builds."""
     edits = _edits(turn, rules)
     if not edits:
         return None
-    runs = _runs(turn, rules)
+    lint = rule_patterns(rules, "fix", "tools", key="lint_commands")
+    runs = [r for r in _runs(turn, rules) if not any(p.search(r.command) for p in lint)]
     first_edit = edits[0][0]
     passed_after = [r for r in runs if r.passed and r.seq > first_edit]
     if not passed_after:
@@ -212,6 +250,12 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str]] | None:
     asked = any(p.search(turn.prompt) for p in rule_patterns(rules, "fix", "tools", key="prompt_asks"))
     if not failed_before and not asked:
         return None
+    # Confirmed: the program that failed before the edits passes after them, or tests pass that the prompt
+    # asked to be fixed. A build or a lint that passes says only that the code builds.
+    tests = rule_patterns(rules, "fix", "tools", key="test_commands")
+    confirmed = any(_program(r.command) == _program(success.command) for r in failed_before) or (
+        asked and any(p.search(success.command) for p in tests)
+    )
     files = list(dict.fromkeys(path.rsplit("/", 1)[-1] for seq, path in edits if seq < success.seq and path))
     names = ", ".join(files[:3]) + (" …" if len(files) > 3 else "")
     section = rule_section(rules, "fix", "tools")
@@ -220,7 +264,7 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str]] | None:
     else:
         template = str(section.get("quote", "edited {files}; `{command}` then passed"))
     edited = [path for seq, path in edits if seq < success.seq and path]
-    return template.format(command=_short(success.command), files=names or "files"), edited
+    return template.format(command=_short(success.command), files=names or "files"), edited, confirmed
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -234,6 +278,27 @@ def kind_phrase(kinds: Sequence[str], rules: Rules) -> str:
     if len(words) <= 1:
         return "".join(words)
     return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _series(words: Sequence[str]) -> str:
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def action_phrase(kinds: Sequence[str], rules: Rules) -> str:
+    """ "made a decision and a fix, and hit a gotcha": what the turn did, as the MEMORY CHECK's verb phrase
+    ("this turn {what} and stored nothing"). Kinds that share a verb share it ([phrases.verbs])."""
+    names = rule_section(rules, "phrases")
+    verbs = rule_section(rules, "phrases", "verbs")
+    groups: dict[str, list[str]] = {}
+    for kind in kinds:
+        groups.setdefault(str(verbs.get(kind, "made")), []).append(str(names.get(kind, f"a {kind}")))
+    parts = [f"{verb} {_series(nouns)}" for verb, nouns in groups.items()]
+    if len(parts) <= 1:
+        return "".join(parts)
+    last = ", and " if any(" and " in part for part in parts) else (" and " if len(parts) == 2 else ", and ")
+    return ", ".join(parts[:-1]) + last + parts[-1]
 
 
 def find_evidence(turn: Turn, rules: Rules) -> Evidence:
@@ -260,15 +325,25 @@ def find_evidence(turn: Turn, rules: Rules) -> Evidence:
             found[kind] = _quote(hit[0], hit[1], width)
     tool_fix = _tool_fix(turn, rules)
     if tool_fix:
-        features["tool_fix"] = 1.0
+        features["tool_fix" if tool_fix[2] else "tool_fix_unconfirmed"] = 1.0
         found.setdefault("fix", tool_fix[0])
         files = tool_fix[1]
+    if "fix" in found and not (tool_fix and tool_fix[2]):
+        # A cause stated is a hypothesis until something confirms it: the reply says it works now. Unconfirmed,
+        # it defers to the next prompt (the veto unconfirmed_fix, rules/writeback.toml [score]).
+        confirmed = _first_match(said[-12:], rule_patterns(rules, "fix", key="confirmed"))
+        features["confirmed" if confirmed else "unconfirmed_fix"] = 1.0
     preference = _first_match(
         _statements(asked, rule_patterns(rules, "preference", key="ignore")), rule_patterns(rules, "preference")
     )
     if preference:
         features["preference"] = 1.0
         found["preference"] = _quote(preference[0], preference[1], width)
+    else:  # the user's own words for a rule: "use a column, not a tag", "I don't want X, I want Y"
+        rule = _first_match(asked_statements, rule_patterns(rules, "preference", key="user_rules"))
+        if rule:
+            features["user_rule"] = 1.0
+            found["preference"] = _quote(rule[0], rule[1], width)
 
     order = [k for k in rule_section(rules, "phrases").get("order", KINDS) if k in found]
     order += [k for k in KINDS if k in found and k not in order]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gate.memory.cues import PairFilter
-    from gate.memory.search import Hit
+    from gate.memory.search import Hit, SearchResult
 
 
 def _pair_filter(ctx: HookContext) -> PairFilter | None:
@@ -204,34 +204,12 @@ def deliver(
     index.catch_up_for_hook()
     if not index.exists():
         return Outcome("skipped", "SKIP_NO_INDEX", gate="recall", extra=extra)
-    fire = ctx.rules("recall").get("fire", {})
-    hidden = withheld(ctx)  # expired or not yet due by their own triggers
-    most = min(int(ctx.settings.get("recall_max_hits", 5)), int(_num(fire, "max_per_prompt", 3)))
-    from gate.memory.search import search  # only when there is reason to look: a follow-up never pays for it
-
-    result = search(
-        index, "", limit=most, exclude=set(ledger.delivered) | hidden, terms=terms, weights=weights,
-        rules=ctx.rules("search"), min_z=_num(fire, "min_z", 2.5), exact=bool(fire.get("exact", False)),
-        attainable=_num(fire, "attainable_share", 0.8), small_store=int(_num(fire, "small_store", 0)),
-        reference_store=int(_num(fire, "reference_store", 0)),
-    )
-    least = int(_num(fire, "min_matched_terms", 1))
-    least_own = int(_num(fire, "min_prompt_terms", 0)) if own else 0
-    hits = [hit for hit in result.hits
-            if len(hit.matched) >= least and sum(1 for t in hit.matched if t in own) >= least_own]
-    for candidate in result.candidates:
-        if candidate.disposition == "ADMITTED" and candidate.id not in {h.id for h in hits}:
-            candidate.disposition = "BELOW_TERM_FLOOR"
-        elif candidate.id in hidden:
-            candidate.disposition = "OUTSIDE_WINDOW"
+    hits, related, result = find(ctx, terms, weights, set(ledger.delivered), own)
     extra["trace"] = result.trace_json()
     suppressed = [c.id for c in result.candidates if c.disposition == "ALREADY_DELIVERED"]
     if not hits:
         reason = "SUPPRESSED_ALREADY_DELIVERED" if suppressed else "SKIP_NO_HITS"
         return Outcome("skipped", reason, gate="recall", suppressed=suppressed, extra=extra)
-    related = result.related if hits == result.hits else [
-        r for r in result.related if r.from_id in {h.id for h in hits}
-    ]
     extra["related"] = [{"id": r.id, "edge": r.edge, "from": r.from_id} for r in related]  # for `gate trace`
     from gate.render import budget_chars
 
@@ -253,20 +231,65 @@ def deliver(
     )
 
 
+def find(
+    ctx: HookContext,
+    terms: list[str],
+    weights: dict[str, float] | None,
+    exclude: set[str],
+    own: set[str] | frozenset[str] = frozenset(),
+) -> tuple[list[Hit], list[Any], SearchResult]:
+    """The hits that pass the floor (rules/recall.toml [fire]) for a query, at most k, none of `exclude` nor
+    outside its time window, with their related memories and the search result (its trace). The index must
+    exist (the caller caught it up)."""
+    fire = ctx.rules("recall").get("fire", {})
+    hidden = withheld(ctx)  # expired or not yet due by their own triggers
+    most = min(int(ctx.settings.get("recall_max_hits", 5)), int(_num(fire, "max_per_prompt", 3)))
+    from gate.memory.search import search  # only when there is reason to look: a follow-up never pays for it
+
+    result = search(
+        ctx.index, "", limit=most, exclude=exclude | hidden, terms=terms, weights=weights,
+        rules=ctx.rules("search"), min_z=_num(fire, "min_z", 2.5), exact=bool(fire.get("exact", False)),
+        attainable=_num(fire, "attainable_share", 0.8), small_store=int(_num(fire, "small_store", 0)),
+        reference_store=int(_num(fire, "reference_store", 0)),
+    )
+    least = int(_num(fire, "min_matched_terms", 1))
+    least_own = int(_num(fire, "min_prompt_terms", 0)) if own else 0
+    hits = [hit for hit in result.hits
+            if len(hit.matched) >= least and sum(1 for t in hit.matched if t in own) >= least_own]
+    for candidate in result.candidates:
+        if candidate.disposition == "ADMITTED" and candidate.id not in {h.id for h in hits}:
+            candidate.disposition = "BELOW_TERM_FLOOR"
+        elif candidate.id in hidden:
+            candidate.disposition = "OUTSIDE_WINDOW"
+    related = result.related if hits == result.hits else [
+        r for r in result.related if r.from_id in {h.id for h in hits}
+    ]
+    return hits, related, result
+
+
+def task_query(ctx: HookContext, text: str, reply: str = "") -> activity.Activity | None:
+    """The query for a free text (a subagent's task, say) as for a prompt: its own terms, and the reply it
+    answers when there is one; None for a text that is no request (a slash command, a program's notice)."""
+    rules = ctx.rules("topic_shift")
+    recall_rules = ctx.rules("recall")
+    text = text[: int(recall_rules.get("floor", {}).get("max_prompt_chars", 6000))]
+    if topic.trivial_kind(text, rules) == "command":
+        return None
+    analysed = topic.PromptText(text, rules, _noise(ctx, _pair_filter(ctx)))
+    return activity.build(analysed, reply, (), recall_rules.get("query", {}), rules, analysed.noise)
+
+
 def search_text(
     ctx: HookContext, ledger: Ledger, text: str, *, reply: str = "", event_name: str = "UserPromptSubmit",
     reason_code: str = "FIRED_RELEVANT",
 ) -> Outcome:
     """Search memory for a free text (a subagent's task, a prompt) as the recall gate searches a prompt — the
     same query weights, floor and cap, what this window delivered left out — and render the delivery."""
-    rules = ctx.rules("topic_shift")
-    recall_rules = ctx.rules("recall")
-    analysed = topic.PromptText(text[: int(recall_rules.get("floor", {}).get("max_prompt_chars", 6000))], rules,
-                                _noise(ctx, _pair_filter(ctx)))
-    query = activity.build(analysed, reply, (), recall_rules.get("query", {}), rules, analysed.noise)
+    query = task_query(ctx, text, reply)
+    if query is None or not query.weights:
+        return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall")
     extra: dict[str, Any] = {"query": query.to_json()}
-    if not query.weights:
-        return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall", extra=extra)
     messages = ctx.rules("messages")["recall"]
     reason_text = messages.get("reason_relevant", messages["reason_shift"])
-    return deliver(ctx, ledger, query.terms, query.weights, reason_code, reason_text, [], extra, event_name)
+    own = set() if query.content_free else set(query.prompt_terms)
+    return deliver(ctx, ledger, query.terms, query.weights, reason_code, reason_text, [], extra, event_name, own)

@@ -11,7 +11,10 @@ signals. Each is a number (mostly 0 or 1) named in rules/writeback.toml, where t
 - explanation_only: no tool at all: an answer from what the model knows.
 - wrote_notes: the turn wrote the lesson itself into a durable notes place (CLAUDE.md, a memory file, a
   notes vault, a skill file, a memory tool).
-- machine_prompt: the "prompt" was written by a program (a background task's notification), not a person.
+- machine_prompt: the "prompt" was written by a program (a background task's notification), not a person;
+  agent_prompt: by another agent (a teammate's message): its reader carries the work on, not a person.
+- bare_choice: the pick is a bare option number or "continue": not by itself the user's decision.
+- acknowledges: the reply takes what the user said on board ("got it", "understood", "好的").
 
 The phrases are data (regexes in several languages); what they are worth is the score's business.
 """
@@ -138,9 +141,12 @@ def turn_signals(turn: Turn, rules: Rules, wanted: Collection[str] | None = None
 
     if want("machine_prompt") and _any(rule_patterns(rules, "signals", key="machine_prompt"), prompt[:200]):
         out["machine_prompt"] = 1.0
+    if want("agent_prompt") and _any(rule_patterns(rules, "signals", key="agent_prompt"), prompt[:200]):
+        out["agent_prompt"] = 1.0
     short = len(prompt.strip()) <= _number(rules, "choice_max_chars", 300)
-    asking = prompt.rstrip().endswith(("?", "？"))  # a question weighs options; it does not pick one
-    if want("decides", "choice") and short and not asking:
+    # A question weighs options; it does not pick one ("…嗎？目前在的": the question mark near the end counts).
+    asking = any(mark in prompt.rstrip()[-40:] for mark in ("?", "？")) or prompt.rstrip().endswith(("嗎", "吗"))
+    if want("decides", "choice", "bare_choice") and short and not asking:
         if _any(rule_patterns(rules, "signals", key="decides"), prompt):
             out["decides"] = 1.0
         elif (
@@ -148,11 +154,17 @@ def turn_signals(turn: Turn, rules: Rules, wanted: Collection[str] | None = None
             and _any(rule_patterns(rules, "signals", key="choice"), prompt)
             and _any(rule_patterns(rules, "signals", key="options_offered"), _tail(turn.previous_reply, 1500))
         ):
-            out["choice"] = 1.0
+            # "1", "b", "continue": a pick, but not by itself the user's decision (it may be routine work)
+            bare = _any(rule_patterns(rules, "signals", key="bare_choice"), prompt.strip())
+            out["bare_choice" if bare else "choice"] = 1.0
     if want("correction") and prompt and _any(rule_patterns(rules, "signals", key="correction"), prompt[:600]):
         out["correction"] = 1.0
     if want("concedes") and turn.text and _any(rule_patterns(rules, "signals", key="concedes"), turn.text[:400]):
         out["concedes"] = 1.0
+    # (anchored at the reply's start: its first 60 characters are all the patterns can match)
+    if want("acknowledges") and turn.text and _any(rule_patterns(rules, "signals", key="acknowledges"),
+                                                   turn.text.lstrip()[:60]):
+        out["acknowledges"] = 1.0
     if want("recovered") and recovered(turn, rules):
         out["recovered"] = 1.0
     if want("asked_fix") and prompt and _any(rule_patterns(rules, "fix", "tools", key="prompt_asks"), prompt[:2000]):

@@ -4,14 +4,18 @@ It forces a decision, not a write: storing, or saying it is already saved or not
 the turn. It never blocks a Stop that follows its own block (stop_hook_active), never more than the cap
 per session, never on a turn without evidence. The Stop after a block records that block's outcome:
 stored, acknowledged or ignored.
+
+A block costs the user a turn; so a turn the score cannot settle (some evidence, not enough; or a reply that
+ends by asking the user, though it settled something) is not blocked but deferred: the next prompt carries a
+reminder (gate/gates/reminder.py), and the user's answer there is evidence too.
 """
 
 from __future__ import annotations
 
 from gate.gates.base import HookContext, Outcome
-from gate.gates.evidence import find_evidence, find_store_decision, kind_phrase
+from gate.gates.evidence import action_phrase, find_evidence, find_store_decision
 from gate.gates.signals import signal_quotes, turn_signals
-from gate.gates.verdict import decide, score_inputs
+from gate.gates.verdict import decide, lowest_threshold, score_inputs
 from gate.render import clean, gate_command
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
@@ -54,17 +58,21 @@ def _settle_pending(ctx: HookContext, ledger: Ledger, turn: Turn | None, extra: 
             extra["outcome_failed"] = True  # the agent ran the store command, and it failed
 
 
-def render(ctx: HookContext, phrase: str, kinds: list[str], quotes: list[str]) -> str:
-    messages = ctx.rules("messages")["writeback"]
-    gate = gate_command()
+def store_command(messages: dict[str, Any], kinds: list[str]) -> str:
+    """The exact `gate remember` line the agent is shown, with the memory kind the evidence stands for."""
     primary = KIND_FOR_EVIDENCE.get(kinds[0], "finding") if kinds else "finding"
     edge = EDGE_FOR_KIND.get(primary)
     link_hint = messages["link_hint"].format(edge=edge) if edge else ""
+    return str(messages["command"]).format(gate=gate_command(), kind=primary, link_hint=link_hint)
+
+
+def render(ctx: HookContext, phrase: str, kinds: list[str], quotes: list[str]) -> str:
+    messages = ctx.rules("messages")["writeback"]
     lines = [messages["header"].format(what=phrase), messages["evidence"]]
     lines += [f"  - \"{clean(quote, 200)}\"" for quote in quotes[:3]]
     lines += [
         messages["how"],
-        messages["command"].format(gate=gate, kind=primary, link_hint=link_hint),
+        store_command(messages, kinds),
         messages["related_hint"],
         messages["skip"],
         messages["done"],
@@ -80,9 +88,17 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         _settle_pending(ctx, ledger, turn, extra)
     if ctx.event.get("stop_hook_active") is True:
         return Outcome("allowed", "ALLOW_STOP_ACTIVE", gate="writeback", extra=extra)
+    ledger.writeback_turns += 1  # a turn's end (not the continuation after a block): what a reminder names
+    if ledger.writeback_reminded:  # this turn's prompt carried a reminder: what did the agent do about it?
+        from gate.gates.reminder import settle  # (only then, and when deferring: most Stops need neither)
+
+        turn = turn or _read(ctx)
+        settle(ledger, find_store_decision(turn, ctx.rules("writeback")), extra)
     if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("writeback", True):
         return Outcome("allowed", "ALLOW_DISABLED", gate="writeback", extra=extra)
     turn = turn or _read(ctx)
+    if not turn.prompt and ledger.writeback_prompt_head:
+        turn.prompt = ledger.writeback_prompt_head  # read from a compaction boundary on: the prompt it answered
     rules = ctx.rules("writeback")
     decision = find_store_decision(turn, rules)
     if decision is not None:
@@ -93,11 +109,18 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     weighed, vetoes = score_inputs(rules)
     features = {**evidence.features, **turn_signals(turn, rules, weighed - vetoes)}
     verdict = decide(features, rules)
-    if verdict.reached:  # only then can a veto change the answer: look for them now
+    if verdict.score >= lowest_threshold(rules):  # only then can a veto change the answer: look for them now
         features.update(turn_signals(turn, rules, vetoes))
         verdict = decide(features, rules)
     extra["signals"] = features  # for `gate trace` and `gate replay`: what the score saw
     extra["score"] = verdict.score
+    if verdict.remind:
+        kinds = verdict.kinds or evidence.kinds or ["learning"]
+        quotes = evidence.quotes + signal_quotes(turn, features, rules)
+        from gate.gates.reminder import defer
+
+        quoted = dict(zip(evidence.kinds, evidence.quotes, strict=False))
+        return defer(ctx, ledger, verdict, kinds, quotes, extra, quoted)
     if not verdict.block:
         if verdict.reached:
             reason = f"ALLOW_{verdict.veto.upper()}"  # the evidence was there; the veto held it back
@@ -112,7 +135,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     cap = int(ctx.settings.get("writeback_cap", 5))
     if ledger.writeback_blocks >= cap:
         return Outcome("allowed", "ALLOW_CAPPED", gate="writeback", extra=extra)
-    reason = render(ctx, kind_phrase(kinds, rules), kinds, quotes)
+    reason = render(ctx, action_phrase(kinds, rules), kinds, quotes)
     ledger.writeback_blocks += 1
     ledger.writeback_pending = {"kinds": evidence.kinds, "block": ledger.writeback_blocks}
     extra["blocks"] = ledger.writeback_blocks

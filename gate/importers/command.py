@@ -71,10 +71,22 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(note)
     if totals["refused"]:
-        rest = "would be" if args.dry_run else "were"
-        print(f"gate: {totals['refused']} cannot be imported (reasons above); the rest {rest}", file=sys.stderr)
+        print(f"gate: {totals['refused']} cannot be imported (reasons above); {_the_rest(totals, args.dry_run)}",
+              file=sys.stderr)
         return 1
     return 0
+
+
+def _the_rest(totals: dict[str, int], dry_run: bool) -> str:
+    """What became of the items that were not refused, as a whole clause ("the other 3 were imported")."""
+    done = totals["new"] if dry_run else totals["imported"]
+    verb = ("would be" if dry_run else "was" if done == 1 else "were") + " imported"
+    clauses = [f"{done} {verb}"] if done else []
+    if totals["exists"]:
+        clauses.append(f"{totals['exists']} {'was' if totals['exists'] == 1 else 'were'} imported before")
+    if not clauses:
+        return "nothing else was there to import"
+    return "of the others, " + " and ".join(clauses)
 
 
 def _claude_memory(

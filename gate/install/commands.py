@@ -53,8 +53,9 @@ def plan_install(scope: str, root: Path, python: str) -> Plan:
     before = files.read_text(path)
     if before is not None and before.strip():
         files.check_json(path, before)
+    command = wiring.command_for(scope, python)
     try:
-        after = wiring.merge(before, python)
+        after = wiring.merge(before, command)
     except wiring.SettingsShapeError as error:
         raise GateError(
             f"{path}: {error}; nothing was changed",
@@ -65,17 +66,16 @@ def plan_install(scope: str, root: Path, python: str) -> Plan:
         plan.notes.append("warning: gate.hook is missing from this installation; the hooks will fail until it is")
     if scope == "project":
         plan.notes.append(
-            f"note: {path.name} is usually committed, and the hooks name this machine's interpreter ({python}); "
-            "teammates should install gate themselves (the plugin, or `gate install --scope local`)"
+            f"note: commit {path.name}; on a teammate's machine without gate its hooks do nothing (exit 0, one line "
+            "on stderr saying how to set gate up), and once they have set gate up it works for them as is"
         )
-    plan.notes.extend(_other_wiring_notes(scope, root, python))
+    plan.notes.extend(_other_wiring_notes(scope, root, command))
     return plan
 
 
-def _other_wiring_notes(scope: str, root: Path, python: str) -> list[str]:
+def _other_wiring_notes(scope: str, root: Path, command: str) -> list[str]:
     """Warn when gate is already wired elsewhere with another command: Claude Code would run both."""
     notes = []
-    command = wiring.hook_command(python)
     for other, path in files.all_settings_paths(root).items():
         if other == scope or path == files.settings_path(scope, root):
             continue

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.install import jsonedit
+from gate.install.launcher import RELATIVE as LAUNCHER
 
 MARKER = "# memory-gate"
 _MARKER_RE = re.compile(r"#\s*memory-gate\s*$")
@@ -22,7 +23,7 @@ _MARKER_RE = re.compile(r"#\s*memory-gate\s*$")
 # Every event the hook entry dispatches on, with the matcher that selects it and a timeout in seconds.
 # UserPromptSubmit sits far under Claude Code's 30 s default: a recall that slow is a bug, and a prompt must
 # never wait on it. Matchers: tool names for PreToolUse, `source` for SessionStart; the others take none.
-TOOL_MATCHER = "Read|Edit|Write|MultiEdit|NotebookEdit|Grep|Glob|Bash"
+TOOL_MATCHER = "Read|Edit|Write|MultiEdit|NotebookEdit|Grep|Glob|Bash|Agent|Task"  # Agent/Task: spawns
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("PreToolUse", TOOL_MATCHER, 5),
     EventSpec("Stop", None, 10),
     EventSpec("PreCompact", None, 10),
+    EventSpec("SubagentStop", None, 5),  # audited only: it never answers (gate/gates/subagent.py)
 )
 EVENT_NAMES: tuple[str, ...] = tuple(spec.event for spec in EVENTS)
 
@@ -64,6 +66,29 @@ def hook_command(python: str) -> str:
     return f"{shlex.quote(python)} -P -c 'from gate.hook import main; main()' {MARKER}"
 
 
+# The command a project settings file gets (it is usually committed, so it names no machine's paths): run this
+# machine's launcher (gate/install/launcher.py), found under $HOME when the hook runs; where there is none, exit
+# 0 with one line on stderr saying how to set gate up. Claude Code runs it with /bin/sh -c.
+NOT_INSTALLED = (
+    "memory-gate: the hooks of this project run memory-gate, which is not set up on this machine, so they do "
+    "nothing here; to set it up, run ./install.sh in a memory-gate checkout, then gate install in this project"
+)
+PORTABLE_COMMAND = (
+    f'l="$HOME/{LAUNCHER}"; [ -f "$l" ] && exec /bin/sh "$l"; '
+    f"cat >/dev/null 2>&1; echo '{NOT_INSTALLED}' >&2; exit 0 {MARKER}"
+)
+
+
+def command_for(scope: str, python: str) -> str:
+    """Project scope: the portable command; local and user settings never leave this machine, so they name its
+    interpreter directly (one process fewer per hook)."""
+    return PORTABLE_COMMAND if scope == "project" else hook_command(python)
+
+
+def is_portable(command: str) -> bool:
+    return command == PORTABLE_COMMAND
+
+
 def is_gate_command(command: Any) -> bool:
     return isinstance(command, str) and bool(_MARKER_RE.search(command))
 
@@ -77,9 +102,8 @@ def interpreter_of(command: str) -> str | None:
     return words[0] if words else None
 
 
-def desired_groups(python: str) -> dict[str, dict[str, Any]]:
+def desired_groups(command: str) -> dict[str, dict[str, Any]]:
     """Gate's matcher group for each event, in the order Claude Code's docs list the keys."""
-    command = hook_command(python)
     groups: dict[str, dict[str, Any]] = {}
     for spec in EVENTS:
         group: dict[str, Any] = {}
@@ -123,9 +147,9 @@ def find_gate_entries(data: Any) -> list[GateEntry]:
     return found
 
 
-def is_installed_exactly(data: Any, python: str) -> bool:
+def is_installed_exactly(data: Any, command: str) -> bool:
     """True when the document holds gate's desired groups and no other gate entry."""
-    desired = desired_groups(python)
+    desired = desired_groups(command)
     entries = find_gate_entries(data)
     if len(entries) != len(desired):
         return False
@@ -211,21 +235,21 @@ def _check_shape(data: Any) -> None:
             raise SettingsShapeError(f'"hooks.{spec.event}" is not a list')
 
 
-def merge(text: str | None, python: str) -> str:
+def merge(text: str | None, command: str) -> str:
     """The text with gate's groups wired in: unchanged when they already are, else old entries replaced."""
     if text is None or not text.strip():
-        fresh = {"hooks": {event: [group] for event, group in desired_groups(python).items()}}
+        fresh = {"hooks": {event: [group] for event, group in desired_groups(command).items()}}
         return jsonedit.render(fresh, "", "  ", True) + "\n"
     doc = Document.from_text(text)
     data = doc.data()
     _check_shape(data)
-    if is_installed_exactly(data, python):
+    if is_installed_exactly(data, command):
         return text
     while _remove_one_gate_entry(doc):
         pass
     root = doc.root()
     unit = jsonedit.detect_indent_unit(doc.text, root)
-    for event, group in desired_groups(python).items():
+    for event, group in desired_groups(command).items():
         root = doc.root()
         hooks_node = root.member("hooks")
         if hooks_node is None:

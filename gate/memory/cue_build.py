@@ -72,6 +72,12 @@ def _supersedes(data: dict[str, Any]) -> list[str]:
     return live_supersedes(str(data.get("status", "active")), shaped)
 
 
+def _belongs(record: dict[str, Any], root: str) -> bool:
+    """Another project's private memory never comes back here, whichever store its file landed in (copied by
+    hand, restored into the wrong place): the search, the related appendix and session start skip it too."""
+    return record.get("scope") != "private" or not record.get("project") or record.get("project") == root
+
+
 def _superseded(scopes: dict[str, dict[str, list[Any]]]) -> set[str]:
     """Ids a live memory supersedes, from every scope's file summaries: those never come back by themselves."""
     return {target for files in scopes.values() for entry in files.values() if len(entry) > 6 for target in entry[6]}
@@ -275,7 +281,10 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
         old_sums: dict[str, int] = old.get("shards", {}) if head else {}
         sums: dict[str, int] = {}
         superseded = _superseded(scopes)
-        live = {memory_id: record for memory_id, record in records.items() if memory_id not in superseded}
+        live = {
+            memory_id: record for memory_id, record in records.items()
+            if memory_id not in superseded and _belongs(record, paths.root)
+        }
         for name, content in _shards(live, defaults).items():
             text = json.dumps(content, separators=(",", ":"))
             sums[name] = zlib.crc32(text.encode("utf-8", "surrogatepass"))

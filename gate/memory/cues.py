@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 # 5: file summaries carry their live `supersedes` targets (superseded memories stay out) and the terms that name
-# them (pairs.bits)
-VERSION = 5
+# them (pairs.bits); 6: another project's private memories left out (a table built before could deliver one)
+VERSION = 6
 SCOPES = ("private", "team", "user")
 STANDING_KINDS = ("directive", "preference", "task")  # the session-start gate reads these from the index itself
 INLINE_FILES = 3_000

@@ -3,9 +3,12 @@
 The fact is the title. Two titles are near-duplicates when their content terms mostly coincide (Dice over
 stems, a shorter stem that starts a longer one counts as the same word) and nothing marks them as two facts:
 
-- other numbers (30 vs 45 days; one side numbered, the other not), unless one side's numbers contain the other's;
-- other identifiers (paths, `ROUND_HALF_UP`, `SameSite=Strict`, `/api/cart`), or other names (capitalised words
-  that are not the title's first word), each side having one the other lacks;
+- other numbers (30 vs 45 days; one side numbered, the other not; "worker 1 note 10" vs "worker 1 note 1", counted
+  as many times as they occur), unless one side's numbers contain the other's; the same numbers on other words
+  ("worker 2 note 1" vs "worker 1 note 2");
+- other identifiers (paths, `ROUND_HALF_UP`, `SameSite=Strict`, `/api/cart`, words of letters and digits such as
+  `zeta1x10` — which never match another by their first letters: `zeta1x1` is not `zeta1x10`), or other names
+  (capitalised words that are not the title's first word), each side having one the other lacks;
 - one side negated and not the other ("don't mock" / "mock");
 - words of one contrast group on the two sides (enabled / disabled, staging / production, before / after);
 - the same sentence frame with one thing swapped for another ("owns the accounts table" / "owns the
@@ -18,6 +21,7 @@ Thresholds and word lists: rules/duplicates.toml. Measured on tests/data/near_du
 from __future__ import annotations
 
 import re
+from collections import Counter
 from difflib import SequenceMatcher
 from functools import cache
 from typing import Any
@@ -34,6 +38,8 @@ _NUMBER = re.compile(r"^[~<>≤≥]?v?\d+(?:[.:,]\d+)*[a-z%]{0,3}$", re.IGNORECA
 _DIGITS = re.compile(r"\d+(?:[.:]\d+)*")
 _IDENTIFIER_CHARS = re.compile(r"[_/=.:*]|[a-z][A-Z]|^[A-Z0-9]{2,}[a-z]|-")
 _SPLIT = re.compile(r"[^\W_]+")
+_PUNCTUATION = re.compile(r"[\W_]+")
+_LETTER_AND_DIGIT = re.compile(r"[^\W\d_].*\d|\d.*[^\W\d_]")
 
 
 class Comparison:
@@ -80,7 +86,8 @@ class _Title:
         raw = [w for w in raw if w]
         self.words: list[str] = []  # lowercase plain words, in order (the sentence frame)
         self.stems: set[str] = set()
-        self.numbers: set[str] = set()
+        self.numbers: Counter[str] = Counter()  # each as often as it occurs: "worker 1 note 1" holds two
+        self.bound: set[tuple[str, str]] = set()  # (stem of a word beside a number, the number)
         self.identifiers: set[str] = set()
         self.names: set[str] = set()
         negations = {w.lower() for w in conf.get("negations", [])}
@@ -90,13 +97,19 @@ class _Title:
             if lower in negations or lower.endswith("n't"):
                 self.negated += 1
             if _NUMBER.match(token):
-                self.numbers.update(_DIGITS.findall(token))
+                found = _DIGITS.findall(token)
+                self.numbers.update(found)
+                for neighbour in raw[max(position - 1, 0):position] + raw[position + 1:position + 2]:
+                    word = neighbour.lower()
+                    if word.isalpha() and word not in stop:
+                        self.bound.update((_stem(word), number) for number in found)
                 self.words.append(lower)
                 continue
-            if _IDENTIFIER_CHARS.search(token) and _SPLIT.search(token):
+            if (_IDENTIFIER_CHARS.search(token) or _LETTER_AND_DIGIT.search(token)) and _SPLIT.search(token):
                 # a path by its last part: the directories are where, not what (and would outweigh the words)
                 lower = lower.rstrip("/").rsplit("/", 1)[-1] or lower
-                self.identifiers.add(lower)
+                # written another way is the same identifier: utf8 / UTF-8, round_half_up / ROUND-HALF-UP
+                self.identifiers.add(_PUNCTUATION.sub("", lower) or lower)
                 self.numbers.update(_DIGITS.findall(token) if not re.search(r"[a-z]", lower) else [])
             parts = _SPLIT.findall(lower)
             for part in parts:
@@ -113,7 +126,18 @@ def _same(a: str, b: str, prefix_min: int) -> bool:
     if a == b:
         return True
     short, long = (a, b) if len(a) <= len(b) else (b, a)
-    return len(short) >= prefix_min and long.startswith(short)
+    # a word with digits is a name or a number: zeta1x1 does not start zeta1x10 as "cache" starts "cached"
+    return len(short) >= prefix_min and long.startswith(short) and not any(c.isdigit() for c in long)
+
+
+def _rebound(a: set[tuple[str, str]], b: set[tuple[str, str]]) -> bool:
+    """Whether a word stands beside one number on one side and another number on the other."""
+    for word in {w for w, _ in a} & {w for w, _ in b}:
+        mine = {n for w, n in a if w == word}
+        theirs = {n for w, n in b if w == word}
+        if mine - theirs and theirs - mine:
+            return True
+    return False
 
 
 def _unmatched(mine: set[str], theirs: set[str], prefix_min: int) -> set[str]:
@@ -143,6 +167,8 @@ def compare(existing: str, new: str, rules: dict[str, Any] | None = None) -> Com
     if len(only_a) > most and len(only_b) > most:
         return Comparison(similarity, "each says things the other does not")
     if a.numbers != b.numbers and not (a.numbers and b.numbers and (a.numbers < b.numbers or b.numbers < a.numbers)):
+        return Comparison(similarity, "other numbers")
+    if a.numbers == b.numbers and _rebound(a.bound, b.bound):
         return Comparison(similarity, "other numbers")
     ids_a = a.identifiers - b.identifiers
     ids_b = b.identifiers - a.identifiers

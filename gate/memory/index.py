@@ -46,6 +46,7 @@ SCOPES_INDEXED = ("private", "team", "user")
 # A hook builds a missing index itself only for stores this small; a larger build (e.g. 100k memories after
 # the cache was cleared) would outlast the hook's timeout on every prompt, so it goes to a detached process.
 INLINE_BUILD_FILES = 2_000
+TOO_LARGE = -1  # the digest of an unreadable file too large to be a memory (its signature says when it changes)
 
 
 class IndexBusy(Exception):
@@ -176,9 +177,9 @@ class MemoryIndex:
     def _files_file(self) -> str:
         return join(self.dir, "files.json")
 
-    def stale_scopes(self) -> list[str]:
+    def stale_scopes(self, manifest: dict[str, Any] | None = None) -> list[str]:
         """Scopes whose directory changed since the index last saw it (three stats and one small read)."""
-        manifest = _read_json(self._dirs_file)
+        manifest = _read_json(self._dirs_file) if manifest is None else manifest
         if manifest.get("version") != SCHEMA_VERSION:
             return list(SCOPES_INDEXED)
         recorded = manifest.get("dirs", {})
@@ -259,14 +260,19 @@ class MemoryIndex:
         it, since another process may have caught up in between). `written` names scopes the caller has
         just written to: they certainly differ, so the lock-free look is skipped for them."""
         report = CatchUp()
+        repaired: dict[str, list[str]] = {}
         if self.exists():
-            stale = list(SCOPES_INDEXED) if deep else self.stale_scopes()
+            manifest = _read_json(self._dirs_file)
+            stale = list(SCOPES_INDEXED) if deep else self.stale_scopes(manifest)
             stale += [scope for scope in written if scope not in stale]
-            if not stale:
+            # Files last seen unreadable are looked at every time (they are few): a fix written over one in
+            # place moves neither its directory's mtime nor, always, its own stat signature.
+            repaired = self._unreadable_changed(manifest.get("corrupt"))
+            if not stale and not repaired:
                 return report
-            if not written:
+            if not written and not repaired:
                 files_state = _read_json(self._files_file).get("scopes", {})
-                dirs_state = _read_json(self._dirs_file).get("dirs", {})
+                dirs_state = manifest.get("dirs", {})
                 settled_dirs = dict(dirs_state)
                 if not any(self._scope_differs(scope, files_state, settled_dirs) for scope in stale):
                     if settled_dirs != dirs_state:
@@ -282,8 +288,22 @@ class MemoryIndex:
         fresh = not self.exists()
         files_state = {} if fresh else _read_json(self._files_file).get("scopes", {})
         dirs_state = {} if fresh else _read_json(self._dirs_file).get("dirs", {})
-        self._apply(writer, stale, files_state, dirs_state, report, start_over=fresh)
+        only = {scope: names for scope, names in repaired.items() if scope not in stale}
+        self._apply(writer, stale, files_state, dirs_state, report, start_over=fresh, only=only)
         return report
+
+    def _unreadable_changed(self, corrupt: Any) -> dict[str, list[str]]:
+        """The files dirs.json lists as unreadable that changed since: gone, another signature, or other bytes."""
+        changed: dict[str, list[str]] = {}
+        for entry in corrupt if isinstance(corrupt, list) else []:
+            scope, name = entry[0], entry[1]
+            directory = self.store_dirs.get(scope)
+            if directory is None:
+                continue
+            recorded = entry[3:5] if len(entry) >= 5 else None  # [signature, digest]; earlier manifests had none
+            if recorded is None or _unreadable_differs(join(directory, name), recorded[0], recorded[1]):
+                changed.setdefault(scope, []).append(name)
+        return changed
 
     def _apply(
         self,
@@ -367,10 +387,12 @@ class MemoryIndex:
             self._drop(writer, scope, name, report)
         for name, entry in current.items():
             previous = known.get(name)
-            if previous is not None and previous[:3] == entry.signature():
+            if previous is not None and previous[:3] == entry.signature() and not (
+                previous[3] is None and _unreadable_differs(join(directory, name), previous[:3], _digest_of(previous))
+            ):
                 updated[name] = previous
                 continue
-            self._reread(writer, scope, name, entry.signature(), previous is not None, updated, report, read)
+            self._reread(writer, scope, name, entry.signature(), _indexed(previous), updated, report, read)
         files_state[scope] = updated
         dirs_state[scope] = {"path": directory, "mtime_ns": mtime if settled(mtime) else -1}
         report.changed_dirs.append(scope)
@@ -400,8 +422,11 @@ class MemoryIndex:
                     self._drop(writer, scope, name, report)
                 continue
             signature = [info.st_mtime_ns, info.st_size, info.st_ino]
-            if previous is None or previous[:3] != signature:
-                self._reread(writer, scope, name, signature, previous is not None, known, report, read)
+            path = join(self.store_dirs[scope], name)
+            if previous is None or previous[:3] != signature or (
+                previous[3] is None and _unreadable_differs(path, signature, _digest_of(previous))
+            ):
+                self._reread(writer, scope, name, signature, _indexed(previous), known, report, read)
 
     def _drop(self, writer: tantivy.IndexWriter, scope: str, name: str, report: CatchUp) -> None:
         key = f"{scope}/{name[: -len(SUFFIX)]}"
@@ -436,7 +461,7 @@ class MemoryIndex:
                 memory.scope = scope  # the directory decides the scope; a copied file follows its place
         except CorruptMemoryFile as error:
             report.corrupt.append(error)
-            entries[name] = [*signature, None, error.reason]
+            entries[name] = [*signature, None, error.reason, _content_digest(path)]
             return
         except OSError as error:
             report.corrupt.append(CorruptMemoryFile(path, f"unreadable ({error.strerror})"))
@@ -576,9 +601,9 @@ class MemoryIndex:
         if not isinstance(corrupt, list):  # written by an earlier version: the full manifest has them
             corrupt = _corrupt(_read_json(self._files_file).get("scopes", {}))
         return [
-            (join(self.store_dirs[scope], name), reason)
-            for scope, name, reason in corrupt
-            if scope in self.store_dirs
+            (join(self.store_dirs[entry[0]], entry[1]), entry[2])
+            for entry in corrupt
+            if entry[0] in self.store_dirs
         ]
 
     # --- reading ------------------------------------------------------------------------------------------------
@@ -677,14 +702,53 @@ class MemoryIndex:
         return self.searcher().num_docs
 
 
-def _corrupt(files_state: dict[str, Any]) -> list[list[str]]:
-    """[scope, file name, reason] of each file the manifest records as unreadable."""
+def _corrupt(files_state: dict[str, Any]) -> list[list[Any]]:
+    """[scope, file name, reason, signature, digest] of each file the manifest records as unreadable."""
     return [
-        [scope, name, str(entry[4]) if len(entry) > 4 else "unreadable"]
+        [scope, name, str(entry[4]) if len(entry) > 4 else "unreadable", entry[:3], _digest_of(entry)]
         for scope, files in files_state.items()
         for name, entry in files.items()
         if entry[3] is None
     ]
+
+
+def _indexed(entry: list[Any] | None) -> bool:
+    """Whether a manifest entry has a document (an unreadable file has none)."""
+    return entry is not None and entry[3] is not None
+
+
+def _digest_of(entry: list[Any]) -> int | None:
+    return entry[5] if len(entry) > 5 else None
+
+
+def _content_digest(path: str) -> int | None:
+    """A checksum of an unreadable file's bytes (TOO_LARGE past the size of any memory: its size tells
+    instead; None when it cannot be read)."""
+    import zlib
+
+    from gate.memory.scan import MAX_FILE_BYTES
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    return zlib.crc32(data) if len(data) <= MAX_FILE_BYTES else TOO_LARGE
+
+
+def _unreadable_differs(path: str, signature: list[int], digest: int | None) -> bool:
+    """Whether a file last seen unreadable (with this signature and digest) is another file now."""
+    import stat as stat_module
+
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return True
+    if not stat_module.S_ISREG(info.st_mode) or [info.st_mtime_ns, info.st_size, info.st_ino] != list(signature):
+        return True
+    if digest == TOO_LARGE:
+        return False
+    return digest is None or _content_digest(path) != digest
 
 
 def main(argv: list[str]) -> int:

@@ -227,7 +227,11 @@ class Store:
         return memory
 
     def forget(self, memory_id: str) -> Memory:
+        """Retire a memory; one already forgotten is left as it is (a second write would change nothing but
+        its timestamp, and keep a version that differs from the file in nothing)."""
         memory = self.get(memory_id)
+        if memory.status == "forgotten":
+            return memory
         memory.status = "forgotten"
         return self.update(memory, action="forget")
 

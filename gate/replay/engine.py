@@ -53,7 +53,8 @@ class StepResult:
         if self.delivered:
             out["delivered"] = self.delivered
         for key in ("evidence", "evidence_quotes", "signals", "score", "terms", "novelty", "shift", "named_pairs",
-                    "searched", "error"):
+                    "searched", "error",
+                    "agent_id", "agent_type", "spawn"):
             if key in self.extra:
                 out[key] = self.extra[key]
         return out

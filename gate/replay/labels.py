@@ -20,7 +20,10 @@ them, in full or as a line of the session-start index), over all labelled prompt
 and apart: delivered in full at a prompt (prompt-time), in full at session start, as an index line only; and
 per language (Chinese sessions apart); precision of what the recall gate injected at a
 labelled prompt (relevant there?); noise (memories injected at prompts that should get none); cross-project
-leaks (a memory delivered that is not in the session's own store); write-back precision/recall.
+leaks (a memory delivered that is not in the session's own store); write-back precision/recall of the blocks
+alone, and as the user feels them: blocks and reminders apart (a reminder is the next prompt's MEMORY CHECK
+for a turn the Stop deferred), recall of blocked-or-reminded, false blocks as a share of ordinary turns,
+blocks and reminders per 100 turns, and the sessions of 10 turns or more that saw a false block.
 """
 
 from __future__ import annotations
@@ -200,9 +203,53 @@ def _matched(
         yield path, line, answer, result
 
 
+LONG_SESSION_TURNS = 10  # "sessions of 10 turns or more that see a false block"
+
+
+class _Writeback:
+    """The write-back figures beyond the blocks' confusion: reminders, and false blocks per session."""
+
+    def __init__(self) -> None:
+        self.reminded = Confusion()  # reminded at the next prompt (turns not blocked)
+        self.either = Confusion()  # blocked, or reminded at the next prompt
+        self.deferred_unreminded = 0  # deferred by the Stop, no reminder followed (withdrawn, capped, session over)
+        self.sessions = self.long_sessions = self.sessions_false = self.long_sessions_false = 0
+
+    def session(self, turn_ends: int, false_blocks: int) -> None:
+        self.sessions += 1
+        self.sessions_false += bool(false_blocks)
+        if turn_ends >= LONG_SESSION_TURNS:
+            self.long_sessions += 1
+            self.long_sessions_false += bool(false_blocks)
+
+    def to_json(self, block: Confusion) -> dict[str, Any]:
+        n = block.tp + block.fp + block.fn + block.tn
+        ordinary = block.fp + block.tn
+
+        def per_100(count: int) -> float | None:
+            return round(100 * count / n, 1) if n else None
+
+        return {
+            "false_block_rate": _ratio(block.fp, ordinary),
+            "blocks_per_100_turns": per_100(block.tp + block.fp),
+            "reminders_per_100_turns": per_100(self.reminded.tp + self.reminded.fp),
+            "reminders_on_ordinary_per_100_turns": per_100(self.reminded.fp),
+            "recall_blocked_or_reminded": self.either.to_json()["recall"],
+            "reminded": self.reminded.to_json(),
+            "blocked_or_reminded": self.either.to_json(),
+            "deferred_not_reminded": self.deferred_unreminded,
+            "sessions": self.sessions,
+            "sessions_with_false_block": self.sessions_false,
+            "long_sessions": self.long_sessions,
+            "long_sessions_with_false_block": self.long_sessions_false,
+        }
+
+
 def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[str]] | None = None) -> dict[str, Any]:
     """Precision and recall per gate, with every wrong case. `store_ids`: each transcript's own memories."""
     shift, block, verdict = Confusion(), Confusion(), Confusion()
+    writeback = _Writeback()
+    wrong_remind: list[dict[str, Any]] = []
     by_kind: dict[str, Confusion] = {}
     wrong_shift: list[dict[str, Any]] = []
     wrong_block: list[dict[str, Any]] = []
@@ -226,18 +273,20 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
         listed: set[str] = set()  # as an index line at session start
         first_stop: dict[int, StepResult] = {}
         prompts: dict[int, StepResult] = {}
+        reminded: set[Any] = set()  # the deferred turns (their Stop's "deferred" id) a prompt reminded of
         for result in run.results:
             step = result.step
             if step.name == "SessionStart" and step.event.get("source") == "compact":
                 window, at_prompts, at_start, listed = set(), set(), set(), set()
-            window.update(result.delivered)
             indexed = [m for m in result.extra.get("indexed", []) if isinstance(m, str)]
-            listed.update(indexed)
-            delivery["indexed"] += len(indexed)
-            if step.name == "UserPromptSubmit":
-                at_prompts.update(result.delivered)
-            elif step.name == "SessionStart":
-                at_start.update(result.delivered)
+            if not (result.extra.get("spawn") or result.extra.get("agent_id")):
+                window.update(result.delivered)  # (what a subagent was given is in its context, not this one)
+                listed.update(indexed)
+                delivery["indexed"] += len(indexed)
+                if step.name == "UserPromptSubmit":
+                    at_prompts.update(result.delivered)
+                elif step.name == "SessionStart":
+                    at_start.update(result.delivered)
             if own is not None:
                 for memory in [*result.delivered, *indexed]:
                     if memory not in own:
@@ -245,6 +294,8 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
                         leaked.append({"transcript": transcript, "line": step.line, "memory": memory})
             if step.name == "UserPromptSubmit":
                 prompts[step.line] = result
+                if result.extra.get("reminder_of") is not None:
+                    reminded.add(result.extra["reminder_of"])
                 key = (transcript, step.line)
                 expected = labels.memories.get(key)
                 if expected is not None:
@@ -291,10 +342,25 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
                     "reason": result.reason, "novelty": result.extra.get("novelty"),
                     "terms": result.extra.get("terms"), "prompt": _excerpt(result.step.event.get("prompt", "")),
                 })
+        false_blocks = 0
         for path, line, (expected_block, kind), result in _matched(labels.block, transcript, first_stop, "turn",
                                                                    unmatched):
             blocked = result.blocked
             block.add(expected_block, blocked)
+            false_blocks += blocked and not expected_block
+            deferred = result.extra.get("deferred")
+            was_reminded = not blocked and deferred is not None and deferred in reminded
+            writeback.deferred_unreminded += deferred is not None and not was_reminded
+            if not blocked:
+                writeback.reminded.add(expected_block, was_reminded)
+            writeback.either.add(expected_block, blocked or was_reminded)
+            if was_reminded and not expected_block:
+                wrong_remind.append({
+                    "transcript": path, "turn": line, "reason": result.reason,
+                    "evidence": result.extra.get("evidence", []), "score": result.extra.get("score"),
+                    "signals": result.extra.get("signals", {}), "quotes": result.extra.get("evidence_quotes", []),
+                    "reply": _excerpt(result.step.event.get("last_assistant_message", ""), 140),
+                })
             if kind:
                 by_kind.setdefault(kind, Confusion()).add(expected_block, blocked)
             if blocked != expected_block:
@@ -302,9 +368,11 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
                     "transcript": path, "turn": line, "expected": expected_block, "got": blocked,
                     "kind": kind, "reason": result.reason, "evidence": result.extra.get("evidence", []),
                     "signals": result.extra.get("signals", {}), "score": result.extra.get("score"),
-                    "quotes": result.extra.get("evidence_quotes", []),
+                    "quotes": result.extra.get("evidence_quotes", []), "reminded": was_reminded,
                     "reply": _excerpt(result.step.event.get("last_assistant_message", ""), 140),
                 })
+        if any(key[0] == transcript for key in labels.block):
+            writeback.session(len(first_stop), false_blocks)
     for key in labels.memories:
         if key[0] not in runs:
             unmatched.append(f"{key[0]}#{key[1]} (prompt)")
@@ -339,7 +407,9 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
         report["writeback"] = {
             **block.to_json(),
             "by_kind": {kind: c.to_json() for kind, c in sorted(by_kind.items())},
+            **writeback.to_json(block),
             "wrong": wrong_block,
+            "reminded_ordinary": wrong_remind,
         }
     report["unmatched"] = unmatched
     return report

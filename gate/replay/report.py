@@ -136,6 +136,12 @@ def _difference(old: StepResult, new: StepResult) -> dict[str, Any] | None:
             "reply": _excerpt(old.step.event.get("last_assistant_message"), 160),
         }
     if name == "UserPromptSubmit":
+        was, now = old.extra.get("reminder_of"), new.extra.get("reminder_of")
+        if (was is None) != (now is None) and old.fired == new.fired and old.delivered == new.delivered:
+            return {"change": "reminder added" if now is not None else "reminder removed", "event": name,
+                    "before": {"reason": old.reason, "delivered": old.delivered},
+                    "after": {"reason": new.reason, "delivered": new.delivered},
+                    "prompt": _excerpt(old.step.event.get("prompt"), 160)}
         if old.fired == new.fired and old.delivered == new.delivered:
             return None
         change = ("fire added" if new.fired else "fire removed") if old.fired != new.fired else "delivered differently"
@@ -168,6 +174,8 @@ def render_compare(data: dict[str, Any], rules_dir: str) -> list[str]:
             lines.append(f"{change['change']:<22} {where} ({before['reason']} → {after['reason']})")
             if "prompt" in change:
                 lines.append(f"    prompt: \"{change['prompt']}\"")
+            if change["change"].startswith("reminder"):
+                continue  # the memories delivered did not change, only the write-back reminder
             was, now = ", ".join(before["delivered"]) or "-", ", ".join(after["delivered"]) or "-"
             lines.append(f"    delivered: {was} → {now}")
     return lines
@@ -179,6 +187,10 @@ def render_compare(data: dict[str, Any], rules_dir: str) -> list[str]:
 
 def _figure(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f} %"
 
 
 def _confusion(name: str, data: dict[str, Any]) -> str:
@@ -231,15 +243,38 @@ def render_scores(scores: dict[str, Any], show_wrong: bool = True) -> list[str]:
             lines += [f"  LEAK       {m['transcript']}:{m['line']} {m['memory']}" for m in d["leaked"]]
     if "writeback" in scores:
         w = scores["writeback"]
-        lines.append(_confusion("write-back gate, block", w))
+        lines.append(_confusion("write-back gate, blocks alone", w))
         for kind, data in w["by_kind"].items():
             lines.append("  " + _confusion(kind, data))
+        if "reminded" in w:
+            either, reminded = w["blocked_or_reminded"], w["reminded"]
+            lines.append(
+                f"  blocked or reminded at the next prompt: recall {_figure(either['recall'])} "
+                f"({either['tp']} of {either['tp'] + either['fn']}); reminders: {reminded['tp']} on turns that "
+                f"should block, {reminded['fp']} on ordinary turns"
+                + (f" ({w['deferred_not_reminded']} deferred turns had no reminder)" if w["deferred_not_reminded"]
+                   else "")
+            )
+            lines.append(
+                f"  false blocks: {_percent(w['false_block_rate'])} of ordinary turns; per 100 turns: "
+                f"{w['blocks_per_100_turns']} blocks, {w['reminders_per_100_turns']} reminders "
+                f"({w['reminders_on_ordinary_per_100_turns']} on ordinary turns)"
+            )
+            lines.append(
+                f"  sessions with a false block: {w['sessions_with_false_block']} of {w['sessions']}; of those with "
+                f"10 turns or more: {w['long_sessions_with_false_block']} of {w['long_sessions']}"
+            )
         if show_wrong:
             for case in w["wrong"]:
                 label = "missed block" if case["expected"] else "false block"
+                if case.get("reminded"):
+                    label = "reminded"  # missed by the Stop, caught by the next prompt's reminder
                 lines.append(f"  {label:<12} {case['transcript']}:{case['turn']} {case['reason']} "
                              f"{','.join(case['evidence'])} \"{case['reply']}\"")
                 lines += [f"      evidence: \"{_excerpt(q, 140)}\"" for q in case["quotes"]]
+            for case in w.get("reminded_ordinary", []):
+                lines.append(f"  {'reminder':<12} {case['transcript']}:{case['turn']} {case['reason']} "
+                             f"{','.join(case['evidence'])} \"{case['reply']}\" (an ordinary turn)")
     for item in scores.get("unmatched", []):
         lines.append(f"label matches no replayed step: {item}")
     return lines

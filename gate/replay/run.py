@@ -23,7 +23,10 @@ def find_transcripts(files: list[str], directory: str | None, project: ProjectPa
         folder = Path(directory)
         if not folder.is_dir():
             raise GateError(f"no such directory: {directory}")
-        found = sorted(str(p.resolve()) for p in folder.rglob("*.jsonl") if p.is_file())
+        # (a session's subagents/ transcripts are replayed with it, not as sessions of their own)
+        found = sorted(
+            str(p.resolve()) for p in folder.rglob("*.jsonl") if p.is_file() and p.parent.name != "subagents"
+        )
         if not found:
             raise GateError(f"no *.jsonl transcripts under {directory}")
         return found

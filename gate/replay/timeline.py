@@ -15,6 +15,10 @@ measured on the real CLI (../shared/docs/claude-code-hooks.md, and Claude Code's
   interruption ("[Request interrupted by user") has no Stop. "Stop hook feedback:" means a Stop hook blocked
   there: that was a Stop, and every later Stop of the turn has stop_hook_active true.
 - PreToolUse runs for every tool call of the main conversation (sidechains are subagents: not this session).
+- A subagent (the Agent tool) runs between its spawn's PreToolUse and the tool's result: its own tool calls
+  fire PreToolUse with agent_id/agent_type, its end SubagentStop. Recent CLIs keep its transcript beside the
+  session's (<session>/subagents/agent-<id>.jsonl, with agent-<id>.meta.json naming the spawning tool_use):
+  where it was kept, its steps follow the spawn (docs/subagents.md).
 
 A line that cannot be read is skipped and counted by cause, never fatal: a torn line, a line that is not a
 JSON object; bytes that are not UTF-8 and lone surrogates are repaired (and counted), not skipped.
@@ -64,7 +68,7 @@ class Step:
 
 
 class Timeline:
-    __slots__ = ("cwd", "lines", "path", "repaired", "session_id", "skipped", "steps")
+    __slots__ = ("cwd", "lines", "path", "repaired", "session_id", "skipped", "steps", "subagents")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -74,6 +78,7 @@ class Timeline:
         self.lines = 0
         self.skipped: Counter[str] = Counter()  # cause -> lines not read
         self.repaired: Counter[str] = Counter()  # cause -> lines read after a repair
+        self.subagents = 0  # subagent transcripts whose steps were replayed
 
     def prompts(self) -> list[Step]:
         return [step for step in self.steps if step.name == "UserPromptSubmit"]
@@ -156,6 +161,7 @@ def read_timeline(path: str) -> Timeline:
     timeline = Timeline(path)
     base: dict[str, Any] = {"transcript_path": os.path.abspath(path)}
     walk: _Walk | None = None
+    subagents: dict[str, tuple[str, str, str]] | None = None  # spawning tool_use id -> subagent (read on need)
     offset = 0
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -202,6 +208,11 @@ def read_timeline(path: str) -> Timeline:
                         number,
                         offset,
                     )
+                    if subagents is None:
+                        subagents = kept_subagents(path)
+                    spawned = subagents.pop(str(use.get("id", "")), None) if subagents else None
+                    if spawned is not None:
+                        _subagent_steps(walk, spawned, number, offset)
                 text = entry_text(entry)
                 if text.strip():
                     walk.last_text = text
@@ -227,3 +238,70 @@ def read_timeline(path: str) -> Timeline:
         if walk is not None:
             walk.stop()
     return timeline
+
+
+def kept_subagents(path: str) -> dict[str, tuple[str, str, str]]:
+    """The subagent transcripts kept beside a session's: spawning tool_use id -> (agent id, type, path)."""
+    folder = os.path.join(os.path.splitext(path)[0], "subagents")
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return {}
+    found: dict[str, tuple[str, str, str]] = {}
+    for name in names:
+        if not (name.startswith("agent-") and name.endswith(".jsonl")):
+            continue
+        agent_id = name[len("agent-"):-len(".jsonl")]
+        try:
+            with open(os.path.join(folder, f"agent-{agent_id}.meta.json"), encoding="utf-8") as handle:
+                meta = json.load(handle)
+        except (OSError, ValueError):
+            continue  # without its meta, which spawn it was cannot be told
+        if isinstance(meta, dict) and isinstance(meta.get("toolUseId"), str):
+            found[meta["toolUseId"]] = (agent_id, str(meta.get("agentType") or ""), os.path.join(folder, name))
+    return found
+
+
+def _subagent_steps(walk: _Walk, subagent: tuple[str, str, str], line: int, end: int) -> None:
+    """The hook events of one subagent's run, placed right after the PreToolUse that spawned it."""
+    agent_id, agent_type, path = subagent
+    fields = {"agent_id": agent_id, "agent_type": agent_type}
+    last_text = ""
+    try:
+        with open(path, "rb") as handle:
+            lines = handle.readlines()
+    except OSError:
+        return
+    for raw in lines:
+        if not raw.strip():
+            continue
+        entry = _decode(raw, walk.timeline)
+        if entry is None or entry.get("type") != "assistant" or entry.get("isApiErrorMessage") is True:
+            continue
+        for use in _tool_uses(entry):
+            walk.emit(
+                {
+                    "hook_event_name": "PreToolUse",
+                    "tool_name": str(use.get("name", "")),
+                    "tool_input": use.get("input") if isinstance(use.get("input"), dict) else {},
+                    "tool_use_id": str(use.get("id", "")),
+                    **fields,
+                },
+                line,
+                end,
+            )
+        text = entry_text(entry)
+        if text.strip():
+            last_text = text
+    walk.emit(
+        {
+            "hook_event_name": "SubagentStop",
+            "stop_hook_active": False,
+            "agent_transcript_path": os.path.abspath(path),
+            "last_assistant_message": last_text,
+            **fields,
+        },
+        line,
+        end,
+    )
+    walk.timeline.subagents += 1

@@ -33,6 +33,7 @@ _PIECE = r"[A-Za-z0-9]{4,}"
 _STRUCTURAL = frozenset({
     "session", "project", "transcript", "ts", "event", "gate", "decision", "reason", "delivered", "suppressed",
     "dropped", "chars", "latency_ms", "id", "from", "edge", "disposition", "score", "error", "source",
+    "agent_id", "agent_type", "spawned_by", "tool_use_id", "agent_transcript",  # which subagent a record is for
 })
 
 

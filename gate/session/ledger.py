@@ -55,6 +55,20 @@ _FIELDS: dict[str, Any] = {
     "injected_chars": int,
     # pairs of terms that name a memory delivered in this window: a prompt naming only those has nothing new
     "spent_pairs": list,
+    # The write-back reminder (gate/gates/reminder.py): a turn the Stop did not block but deferred to the next
+    # prompt. The turn ends the gate has judged (a reminder names its turn by this count), the reminder waiting
+    # for the next prompt, the one delivered until the next Stop tells its outcome, and how many were delivered.
+    "writeback_turns": int,
+    "writeback_reminder": lambda: None,
+    "writeback_reminded": lambda: None,
+    "writeback_reminders": int,
+    # The head of the last prompt: a Stop whose turn reads from a compaction boundary on has no prompt of its own
+    # (who wrote it — a person, a program, a teammate agent — still matters to the write-back gate).
+    "writeback_prompt_head": str,
+    # Subagents (gate/gates/subagent.py): each one's own delivery state, by agent id (a subagent's context is
+    # not the parent's), and the deliveries made at spawns that no subagent has claimed yet.
+    "agents": dict,
+    "spawns": dict,
 }
 
 
@@ -92,6 +106,13 @@ class Ledger:
     muted: bool
     injected_chars: int
     spent_pairs: list[str]
+    writeback_turns: int
+    writeback_reminder: dict[str, Any] | None
+    writeback_reminded: dict[str, Any] | None
+    writeback_reminders: int
+    writeback_prompt_head: str
+    agents: dict[str, dict[str, Any]]
+    spawns: dict[str, dict[str, Any]]
 
     def __init__(self, session: str, **values: Any) -> None:
         for name, factory in _FIELDS.items():

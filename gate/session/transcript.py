@@ -37,6 +37,9 @@ _NOT_A_PROMPT = (
     "Stop hook feedback:", "[Request interrupted by user", "<local-command-stdout>", "<local-command-stderr>",
     "Caveat: The messages below were generated",
 )
+# Tools that hand work to a subagent: the subagent's final report comes back as their result, and counts as
+# text of the turn (what the subagent settled is evidence for the parent's write-back gate).
+_SPAWN_TOOLS = frozenset({"Agent", "Task"})
 # A slash command the user ran: it starts a turn of its own, so it bounds the current one.
 _COMMAND = r"<command-name>\s*([^<]*)</command-name>"
 
@@ -311,6 +314,7 @@ class _Collector:
 
     def turn(self) -> Turn:
         turn = Turn(prompt=self.prompt, complete=self.complete, hook_feedback=self.hook_feedback)
+        spawns: set[str] = set()
         for seq, (kind, block) in enumerate(reversed(self.events)):
             if kind == "result":
                 turn.tool_results.append(
@@ -321,6 +325,10 @@ class _Collector:
                         seq=seq,
                     )
                 )
+                if turn.tool_results[-1].tool_use_id in spawns:
+                    report = subagent_report(turn.tool_results[-1].text)
+                    if report:
+                        turn.assistant_texts.append(report)
             elif block.get("type") == "text":
                 text = str(block.get("text", ""))
                 if text.strip():
@@ -335,7 +343,22 @@ class _Collector:
                         seq=seq,
                     )
                 )
+                if turn.tool_uses[-1].name in _SPAWN_TOOLS:
+                    spawns.add(turn.tool_uses[-1].id)
         return turn
+
+
+def subagent_report(text: str) -> str:
+    """A subagent's final report, from the spawn tool's result. 2.1.332 frames it ("[Subagent hand-back] …
+    The report follows:", its lines indented, then "agentId: …" and usage); older CLIs return it bare. A
+    background spawn's result only says it was launched: its report arrives later, as a task notification."""
+    if text.lstrip().startswith("Async agent launched"):
+        return ""
+    _, framed, report = text.partition("The report follows:\n")
+    if not framed:
+        report = text
+    report = report.split("\nagentId: ", 1)[0]
+    return "\n".join(line[2:] if line.startswith("  ") else line for line in report.splitlines()).strip()
 
 
 def _result_text(content: Any) -> str:

@@ -9,9 +9,11 @@ from gate.stats.health import failure_figures, latency_figures
 from gate.stats.injection import injection_figures
 from gate.stats.select import Selection, select
 from gate.stats.store_size import store_figures
+from gate.stats.subagents import is_subagent_record, subagent_figures
 from gate.stats.usage import usage_figures
 from gate.stats.writeback import adoption_figures, writeback_figures
 
+ERROR_MESSAGE_CHARS = 100
 NO_ACTIVITY = "no activity yet: no hook evaluation is in the audit log."
 NO_ACTIVITY_HINT = (
     "check the wiring with `gate doctor` (it runs each hook once); `gate install` wires the hooks into Claude Code"
@@ -23,14 +25,17 @@ def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict
     records, failures = select(everything, selection)
     sessions = len({r.get("session") for r in records if r.get("session")})
     writeback = writeback_figures(records, cap)
+    # What subagents were given is reported apart: the main conversation's figures are the main context's.
+    main = [r for r in records if not is_subagent_record(r)]
     report: dict[str, Any] = {
         "filters": selection.to_json(),
         "evaluations": len(records),
         "sessions": sessions,
         "first": records[0].get("ts") if records else None,
         "last": records[-1].get("ts") if records else None,
-        "injection": injection_figures(records),
-        "use": usage_figures(records),
+        "injection": injection_figures(main),
+        "use": usage_figures(main),
+        "subagents": subagent_figures(records),
         "writeback": writeback,
         "adoption": adoption_figures(writeback, sessions),
         "health": {
@@ -79,6 +84,7 @@ _EVENT_WORDS = {
     "SessionStart": "session start",
     "PreCompact": "pre-compact",
     "PreToolUse": "tool",
+    "SubagentStop": "subagent stop",
     "unknown": "unparsed event",
 }
 
@@ -155,6 +161,15 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"  never used: {', '.join(use['never_used_ids'][:8])}")
     elif use["delivered"]:
         lines.append("  then used: unknown — no transcript found for the sessions that received memories")
+    subagents = report.get("subagents") or {}
+    if subagents.get("spawns") or subagents.get("tool_calls"):
+        lines.append(
+            f"Subagents (apart): {subagents['spawns']} spawned → {subagents['spawns_fired']} given memory for their "
+            f"task ({subagents['delivered_at_spawn']} memories); inside {subagents['subagents_seen']} subagents, "
+            f"{subagents['anchor_fires']} of {subagents['tool_calls']} tool calls anchored "
+            f"{subagents['delivered_by_anchors']}; {subagents['chars']:,} chars ≈ {subagents['tokens']:,} tokens"
+            + (f"; blocked {subagents['blocked']}" if subagents["blocked"] else "")
+        )
     wb = report["writeback"]
     out = wb["outcomes"]
     lines += [
@@ -166,6 +181,15 @@ def render_text(report: dict[str, Any]) -> str:
         + (f" (+{wb['voluntary']['acknowledged']} said already saved)" if wb["voluntary"]["acknowledged"] else ""),
         f"  cap ({wb['cap']}/session) reached in {wb['sessions_at_cap']} sessions, {wb['capped_turns']} turns let pass",
     ]
+    rem = wb.get("reminders")
+    if rem and (rem["deferred_turns"] or rem["reminded"]):  # reminders apart from blocks (gate/gates/reminder.py)
+        ro = rem["outcomes"]
+        lines.append(
+            f"  deferred {rem['deferred_turns']} → reminded at the next prompt {rem['reminded']} "
+            f"({rem['per_100_turns']:g} per 100 turns; {rem['withdrawn']} withdrawn by the user's answer) → "
+            f"stored {ro['stored']} · acknowledged {ro['acknowledged']} · ignored {ro['ignored']}"
+            + (f" · pending {ro['pending']}" if ro["pending"] else "")
+        )
     adoption = report["adoption"]
     ops = adoption["memory_ops_per_session"]
     lines += [
@@ -184,7 +208,10 @@ def render_text(report: dict[str, Any]) -> str:
     if error:
         # The error log is not per project or window: its last line is shown with its own time.
         label = "last error" if health["failed_open"] else "none in this window; last error ever"
-        failed += f" — {label} {error.get('ts')} {error.get('event')}: {error.get('error')}: {error.get('message')}"
+        message = str(error.get("message") or "")
+        if len(message) > ERROR_MESSAGE_CHARS:  # the whole of it is in the error log; here, a line to read
+            message = message[: ERROR_MESSAGE_CHARS - 1] + "…"
+        failed += f" — {label} {error.get('ts')} {error.get('event')}: {error.get('error')}: {message}"
     lines.append(failed)
     store = health["store"]
     lines.append(

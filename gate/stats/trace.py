@@ -154,7 +154,10 @@ def evaluation(record: dict[str, Any], title: Titles) -> dict[str, Any]:
         key: record.get(key) for key in ("ts", "event", "gate", "decision", "reason", "latency_ms")
     }
     event = record.get("event")
-    if event == PROMPT_EVENT:
+    for key in ("agent_id", "agent_type", "spawn"):  # a decision made for a subagent (gate/gates/subagent.py)
+        if record.get(key):
+            data[key] = record[key]
+    if event == PROMPT_EVENT or record.get("spawn"):  # a spawn searches for its task as recall does for a prompt
         data["recall"] = _recall(record, title)
     elif event == "Stop":
         data["stop"] = _stop(record)
@@ -274,6 +277,16 @@ def _render_stop(data: dict[str, Any], reason: str, lines: list[str]) -> None:
         lines.append(f"  block {data['block_number']} of this session")
 
 
+def _subagent_label(item: dict[str, Any]) -> str:
+    """Decisions made for a subagent stand apart from the main conversation's."""
+    kind = item.get("agent_type") or "subagent"
+    if item.get("spawn"):
+        return f" · [spawn: a {kind} subagent's task]"
+    if item.get("agent_id"):
+        return f" · [inside subagent {item['agent_id']} ({kind})]"
+    return ""
+
+
 def render_text(trace: dict[str, Any]) -> str:
     label = f"prompt {trace['prompt']} of {trace['prompts']}" if trace["prompt"] else "before the first prompt"
     lines = [f"gate trace — session {trace['session']}, {label} · {trace['project']}"]
@@ -283,6 +296,7 @@ def render_text(trace: dict[str, Any]) -> str:
         lines.append("")
         lines.append(
             f"{item['ts']} {item['event']} → {item['decision']} {item['reason']} · {item['latency_ms']} ms"
+            + _subagent_label(item)
         )
         if "recall" in item:
             _render_recall(item["recall"], str(item["reason"]), lines)

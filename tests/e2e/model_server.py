@@ -244,6 +244,37 @@ def main_loop(matcher: Matcher | None = None) -> Matcher:
     return lambda body: is_main_loop(body) and (matcher is None or matcher(body))
 
 
+# Claude Code 2.1.332 marks a subagent's requests in the billing line that opens the system prompt.
+SUBAGENT_MARK = "cc_is_subagent=true"
+
+
+def is_subagent(body: JSON) -> bool:
+    """A request of a subagent's loop (the Agent tool's), as opposed to the main conversation's."""
+    return SUBAGENT_MARK in system_text(body)
+
+
+def first_user_text(body: JSON) -> str:
+    """The conversation's first user message: for a subagent, the task its parent wrote (as the hooks left it)."""
+    for message in body.get("messages", []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return message_text(message)
+    return ""
+
+
+def has_replied(body: JSON) -> bool:
+    """The model has spoken before in this conversation (False on its first request)."""
+    return any(isinstance(m, dict) and m.get("role") == "assistant" for m in body.get("messages", []))
+
+
+def subagent(matcher: Matcher | None = None) -> Matcher:
+    return lambda body: is_main_loop(body) and is_subagent(body) and (matcher is None or matcher(body))
+
+
+def main_agent(matcher: Matcher | None = None) -> Matcher:
+    """The main conversation's loop only (no subagent, no side query)."""
+    return lambda body: is_main_loop(body) and not is_subagent(body) and (matcher is None or matcher(body))
+
+
 def all_of(*matchers: Matcher) -> Matcher:
     return lambda body: all(m(body) for m in matchers)
 

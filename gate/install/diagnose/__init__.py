@@ -1,0 +1,46 @@
+"""What `gate doctor` looks at, one module per check: the wiring in every settings file (coverage) and the
+plugin (plugin), each hook run once for real (hooks), the store (store), the config (config), the rules
+(rules), recent hook failures (errors), other memory tools (competition) and PATH (path). It informs; it
+changes nothing (except starting the plugin's first-use setup, which running its hook does by design).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from gate.install.diagnose.base import Check, Settings
+from gate.install.diagnose.competition import competitors
+from gate.install.diagnose.config import config_health
+from gate.install.diagnose.coverage import coverage, settings_wiring
+from gate.install.diagnose.errors import recent_failures
+from gate.install.diagnose.hooks import run_hooks
+from gate.install.diagnose.path import path_info
+from gate.install.diagnose.plugin import plugin_wiring
+from gate.install.diagnose.rules import rules_health
+from gate.install.diagnose.store import store_health
+
+__all__ = ["Check", "as_json", "diagnose"]
+
+
+def diagnose(root: Path, run: bool = True) -> list[Check]:
+    settings = Settings.read(root)
+    wired_settings, checks = settings_wiring(settings)
+    wired_plugin, plugin_checks = plugin_wiring(settings, root)
+    checks += plugin_checks
+    wired = wired_settings + wired_plugin
+    checks += coverage(wired, settings.paths.get("project"))
+    checks += recent_failures()  # before the runs below, whose own failures are reported on their own
+    if run:
+        checks += run_hooks(wired, root)
+    checks += store_health(root)
+    checks += config_health(root)
+    checks += rules_health(root)
+    checks += competitors(settings, root)
+    checks += path_info()
+    return checks
+
+
+def as_json(checks: list[Check]) -> list[dict[str, Any]]:
+    return [asdict(check) for check in checks]

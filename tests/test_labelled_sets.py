@@ -44,7 +44,7 @@ FLOORS = {
 }
 # Delivery on the frozen test split (issue 21, measured with the rules chosen on the dev split): expected
 # memories that reached the agent — index line or full text — 421 of 637 (0.66; 0.38 before); delivered in full
-# at a prompt 257 (0.40). Injected precision fell (0.22 before, 0.18 now) and noise rose (35 → 58 memories at
+# at a prompt 257 (0.40). Injected precision fell (0.22 before, 0.18 now) and noise rose (35 → 60 memories at
 # prompts that should get none): those two are asserted where they stand now, as the bounds not to cross.
 DELIVERY_FLOORS = {"recall": 0.65, "recall_prompt_time": 0.40, "injected_precision": 0.17}
 DELIVERY_CEILINGS = {"noise": 60, "leaks": 0}

@@ -4,6 +4,7 @@ newcomer met, as a test that failed before its fix."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -120,3 +121,67 @@ def test_doctor_says_the_project_is_muted(duration: str | None, gate: Gate, proj
     gate("unmute")
     _, out = gate("doctor", "--no-run")[:2]
     assert "muted" not in out
+
+
+# --- 3. the set-up messages say what the README says -----------------------------------------------------------
+
+
+def test_a_teammate_is_told_the_one_command_of_the_readme() -> None:
+    from gate.install import wiring
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "./install.sh ~/code/my-project" in readme  # the README's one command: set up and wire
+    assert "./install.sh /path/to/this/project" in wiring.NOT_INSTALLED
+    assert "then gate install" not in wiring.NOT_INSTALLED  # not a second step the README does not have
+    assert "'" not in wiring.NOT_INSTALLED and wiring.NOT_INSTALLED in wiring.PORTABLE_COMMAND
+
+
+def test_a_command_committed_by_an_earlier_gate_is_still_portable(gate: Gate, project: Path) -> None:
+    """The message in the committed command changed: the command an earlier gate committed is not another
+    machine's interpreter to doctor, and `gate install` replaces it."""
+    from gate.install import wiring
+
+    (earlier,) = wiring.EARLIER_PORTABLE
+    assert wiring.is_portable(earlier)
+    assert gate("install", "--project", str(project))[0] == 0
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace(json.dumps(wiring.PORTABLE_COMMAND)[1:-1],
+                                                     json.dumps(earlier)[1:-1]))
+    assert json.dumps(earlier)[1:-1] in settings.read_text()
+    code, report = doctor(gate, "--no-run")
+    assert code == 0, [c for c in report["checks"] if c["status"] != "ok"]
+    assert gate("install", "--project", str(project))[0] == 0
+    assert json.dumps(wiring.PORTABLE_COMMAND)[1:-1] in settings.read_text()
+
+
+def test_install_sh_names_the_launcher_once_and_a_doctor_that_runs(tmp_path: Path, project: Path) -> None:
+    from tests.test_install import _install_sh
+
+    home = tmp_path / "newcomer"
+    home.mkdir()
+    proc = _install_sh(str(project), cwd=tmp_path, home=home)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    out = proc.stdout + proc.stderr
+    launcher = str(home / ".local/share/memory-gate/hook")
+    assert sum(launcher in line for line in out.splitlines()) == 1, out
+    (check,) = [line for line in out.splitlines() if "check it with" in line]
+    assert "/.venv/bin/gate doctor" in check, check  # gate is not on this PATH: the path that works
+
+
+def test_install_sh_with_a_missing_directory_says_what_to_give(tmp_path: Path) -> None:
+    from tests.test_install import REPO
+
+    proc = subprocess.run(["bash", str(REPO / "install.sh"), str(tmp_path / "nonexistent")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "no such project directory" in proc.stderr and "hint: " in proc.stderr
+    assert "./install.sh ~/code/my-project" in proc.stderr
+
+
+def test_the_path_hint_makes_the_directory_and_says_about_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gate.install.diagnose.path import path_info
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    (check,) = path_info()
+    assert check.status == "info" and check.hint
+    assert "mkdir -p ~/.local/bin &&" in check.hint and "export PATH=" in check.hint

@@ -185,3 +185,40 @@ def test_the_path_hint_makes_the_directory_and_says_about_path(monkeypatch: pyte
     (check,) = path_info()
     assert check.status == "info" and check.hint
     assert "mkdir -p ~/.local/bin &&" in check.hint and "export PATH=" in check.hint
+
+
+# --- 4. errors with hints ----------------------------------------------------------------------------------------
+
+
+def test_import_of_a_missing_file_says_so_plainly(gate: Gate, tmp_path: Path) -> None:
+    code, out, err = gate("import", str(tmp_path / "nonexistent.jsonl"))
+    assert code != 0
+    assert "no such file" in err and "Errno" not in err and "hint:" in err and "gate export" in err
+
+
+def test_import_of_a_line_that_is_not_json_names_the_line(gate: Gate, tmp_path: Path) -> None:
+    source = tmp_path / "notes.jsonl"
+    source.write_text('{"kind": "finding", "title": "Cache keys include the tenant id"}\nnot json at all\n')
+    code, out, err = gate("import", str(source))
+    assert code != 0
+    assert "line 2: not JSON" in err and "char 0" not in err and "JSON object" in err
+
+
+def test_remember_with_an_id_that_exists_says_what_to_do(gate: Gate) -> None:
+    code, out, _ = gate("remember", "Deploys go out on Tuesdays only", "--kind", "decision")
+    assert code == 0
+    existing = out.strip().split()[-1]
+    assert existing.startswith("m-"), out
+    code, _, err = gate("remember", "The cache layer keys on the tenant id", "--kind", "finding", "--id", existing)
+    assert code != 0 and "exists already" in err
+    assert "hint:" in err and f"--supersedes {existing}" in err and f"gate edit {existing}" in err
+
+
+def test_an_unknown_trigger_clause_is_named(gate: Gate) -> None:
+    code, _, err = gate("remember", "The cache layer keys on the tenant id", "--kind", "finding", "--on", "foo:bar")
+    assert code != 0
+    assert "'foo:…'" in err and "'foo' is not a clause name" in err and "?:" not in err
+    assert "bar" not in err.split("hint:")[0]  # a value is never repeated (it may be a secret)
+    secret = "sk-live-abcdef0123456789abcdef"
+    code, _, err = gate("remember", "The cache layer keys on the tenant id", "--kind", "finding", "--on", secret)
+    assert code != 0 and secret not in err

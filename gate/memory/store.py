@@ -160,7 +160,11 @@ class Store:
         memory.validate()
         refuse_secrets(text_fields(memory), self.paths.root)
         if new and self.locate(memory.id) is not None:
-            raise ValidationError(f"a memory with id {memory.id!r} exists already")
+            raise ValidationError(
+                f"a memory with id {memory.id!r} exists already; nothing was written",
+                hint=f"leave --id out for a new id; `gate show {memory.id}` shows that one, `gate edit {memory.id}` "
+                f"changes it, and --supersedes {memory.id} replaces it with the new one",
+            )
         for link in memory.links:
             if self.locate(link.target) is None:
                 raise ValidationError(
@@ -362,7 +366,13 @@ class Store:
     def _import_line(
         self, line: str, accepted: dict[str, tuple[int, Memory]], existing: set[str], *, replace: bool
     ) -> Memory:
-        data = json.loads(line)
+        try:
+            data = json.loads(line)
+        except ValueError as error:  # Python's own words name a column of a line the user cannot see
+            raise ValidationError(
+                f"not JSON ({getattr(error, 'msg', error)} at column {getattr(error, 'colno', '?')}); each line "
+                "must be one JSON object, as `gate export` writes"
+            ) from None
         if not isinstance(data, dict):
             raise ValidationError("a line must be a JSON object")
         data.setdefault("project", self.paths.root)

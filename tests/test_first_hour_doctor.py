@@ -222,3 +222,49 @@ def test_an_unknown_trigger_clause_is_named(gate: Gate) -> None:
     secret = "sk-live-abcdef0123456789abcdef"
     code, _, err = gate("remember", "The cache layer keys on the tenant id", "--kind", "finding", "--on", secret)
     assert code != 0 and secret not in err
+
+
+# --- 5. gate edit without a terminal ------------------------------------------------------------------------------
+
+
+def _remembered(gate: Gate, text: str = "Redis eviction policy is volatile-lru") -> str:
+    code, out, err = gate("remember", text, "--kind", "finding")
+    assert code == 0, err
+    return out.strip().split()[-1]
+
+
+def test_edit_without_a_terminal_or_editor_refuses_before_launching_anything(
+    gate: Gate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gate.commands.edit as edit
+
+    memory_id = _remembered(gate)
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.delenv("VISUAL", raising=False)
+    launched: list[list[str]] = []
+    monkeypatch.setattr(edit.subprocess, "call", lambda argv, *a, **k: launched.append(argv) or 0)
+    code, out, err = gate("edit", memory_id)  # the fixture's stdin is no terminal, as the agent's Bash tool
+    assert code != 0 and launched == []
+    assert "no terminal" in err and "--cues" in err and "--add-cues" in err and "EDITOR" in err
+
+
+def test_an_invalid_edit_is_kept_and_named(gate: Gate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    drafts = tmp_path / "tmp"
+    drafts.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(drafts))
+    memory_id = _remembered(gate)
+    script = tmp_path / "editor.sh"
+    script.write_text('#!/bin/sh\nprintf "title = \\"unterminated\\nkind = [\\n" > "$1"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(script))
+    code, _, err = gate("edit", memory_id)
+    assert code != 0 and "not a valid memory" in err
+    (kept,) = [word.rstrip(":,)") for word in err.split() if word.rstrip(":,)").endswith(f"{memory_id}.toml")]
+    assert "unterminated" in Path(kept).read_text()
+    # and a valid edit leaves no draft behind
+    script.write_text('#!/bin/sh\nsed -i "s/volatile-lru/allkeys-lru/" "$1"\n')
+    code, out, err = gate("edit", memory_id)
+    assert code == 0 and "updated" in out, err
+    assert list(drafts.iterdir()) == [Path(kept).parent]  # only the kept one

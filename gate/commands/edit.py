@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import shutil
 import subprocess
+import sys
 import tempfile
 import tomllib
 from pathlib import Path
@@ -21,7 +23,14 @@ from gate.memory.store import Store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("edit", help="edit a memory in $EDITOR, or set its cue words")
+    parser = sub.add_parser(
+        "edit",
+        help="edit a memory in $EDITOR, or set its cue words",
+        description="Opens the memory's TOML in $VISUAL or $EDITOR (vi in a terminal); the result is validated "
+        "before it replaces the file, and an invalid edit is kept in a temporary file, named. Without a "
+        "terminal and without $EDITOR it refuses: use --cues / --add-cues. The version replaced is kept "
+        "(`gate show --history ID`).",
+    )
     parser.add_argument("memory_id", metavar="ID")
     cues = parser.add_mutually_exclusive_group()
     cues.add_argument("--cues", metavar="TEXT", default=None,
@@ -36,32 +45,48 @@ def run(args: argparse.Namespace) -> int:
     memory = store.get(args.memory_id)
     if args.cues is not None or args.add_cues is not None:
         return _set_cues(store, memory, args.cues, args.add_cues)
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    with tempfile.TemporaryDirectory() as tmp:
-        draft = Path(tmp) / f"{memory.id}.toml"
-        draft.write_text(to_toml(memory), encoding="utf-8")
-        if subprocess.call([*shlex.split(editor), str(draft)]) != 0:
-            raise GateError("the editor failed; nothing changed")
-        try:
-            data = tomllib.loads(draft.read_text(encoding="utf-8"))
-            edited = Memory.from_dict(data, fill_defaults=False)
-        except (tomllib.TOMLDecodeError, ValidationError) as error:
-            raise ValidationError(f"the edit is not a valid memory ({error}); nothing changed") from error
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # The agent's Bash tool has no terminal: a default vi there hangs or prints escape codes.
+        raise ValidationError(
+            f"gate edit {memory.id} opens an editor, and there is no terminal here (and no $EDITOR); nothing changed",
+            hint=f"`gate edit {memory.id} --cues TEXT` or `--add-cues TEXT` change its cue words without one; "
+            f"for other fields set EDITOR (or VISUAL) to a command that edits the file it is given, or replace "
+            f"the memory: `gate remember TEXT --supersedes {memory.id}`",
+        )
+    draft = Path(tempfile.mkdtemp(prefix="gate-edit-")) / f"{memory.id}.toml"
+    draft.write_text(to_toml(memory), encoding="utf-8")
+    kept = f"your text is kept in {draft}"
+    if subprocess.call([*shlex.split(editor or "vi"), str(draft)]) != 0:
+        raise GateError(f"the editor failed; nothing changed ({kept})")
+    try:
+        data = tomllib.loads(draft.read_text(encoding="utf-8"))
+        edited = Memory.from_dict(data, fill_defaults=False)
+    except (tomllib.TOMLDecodeError, ValidationError) as error:
+        raise ValidationError(
+            f"the edit is not a valid memory ({error}); nothing changed",
+            hint=f"{kept}: fix it there, then run `gate edit {memory.id}` again and copy it in",
+        ) from error
     if edited.id != memory.id:
-        raise ValidationError("the id cannot change in an edit; nothing changed")
+        raise ValidationError(f"the id cannot change in an edit; nothing changed ({kept})")
     if edited.status == "superseded" and memory.status != "superseded":
         raise ValidationError(
-            "status \"superseded\" is not written by hand; nothing changed",
+            f"status \"superseded\" is not written by hand; nothing changed ({kept})",
             hint=f"a successor's link supersedes it: `gate link NEW_ID supersedes {memory.id}`; "
             f"or `gate forget {memory.id}`",
         )
     if edited.to_dict() == memory.to_dict():
+        shutil.rmtree(draft.parent, ignore_errors=True)
         print("no change")
         return 0
     edited.scope = memory.scope
     if edited.source == "agent":
         edited.source = "human"  # a person edited it: it is no longer only an agent's claim
-    store.update(edited)
+    try:
+        store.update(edited)
+    except GateError as error:  # refused (a secret, a link to nothing): the text stays where it can be fixed
+        raise type(error)(f"{error} ({kept}, in a directory only you can read)", error.hint) from None
+    shutil.rmtree(draft.parent, ignore_errors=True)  # applied: the draft is of no more use
     print(f"updated {edited.id}")
     return 0
 

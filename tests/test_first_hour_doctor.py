@@ -268,3 +268,48 @@ def test_an_invalid_edit_is_kept_and_named(gate: Gate, tmp_path: Path, monkeypat
     code, out, err = gate("edit", memory_id)
     assert code == 0 and "updated" in out, err
     assert list(drafts.iterdir()) == [Path(kept).parent]  # only the kept one
+
+
+# --- 6. --help that explains ------------------------------------------------------------------------------------
+
+
+def _help(gate: Gate, command: str) -> str:
+    code, out, _ = gate(command, "--help")
+    assert code == 0
+    return " ".join(out.split())  # argparse wraps at the terminal's width
+
+
+def _subparser(command: str) -> Any:
+    import argparse
+
+    from gate.cli import build_parser
+
+    parser = build_parser([command])
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return sub.choices[command]
+
+
+@pytest.mark.parametrize("command", ["forget", "show", "link", "export", "search", "mute", "stats", "list"])
+def test_every_command_has_a_description(command: str) -> None:
+    parser = _subparser(command)
+    assert parser.description and len(parser.description) > 60, command
+    undocumented = [a.dest for a in parser._actions if not a.help]
+    assert undocumented == [], (command, undocumented)
+
+
+def test_help_names_link_types_defaults_and_what_forget_keeps(gate: Gate) -> None:
+    from gate.memory.vocab import LINK_TYPES
+
+    link = _help(gate, "link")
+    assert all(f"{kind} (" in link for kind in LINK_TYPES), link
+    assert "(default: active)" in _help(gate, "list")
+    assert "default: all of the audit log" in _help(gate, "stats")
+    assert "until `gate unmute`" in _help(gate, "mute").split("--for DURATION")[1]
+    forget = _help(gate, "forget")
+    assert "stays on disk" in forget and "gate restore" in forget
+    remember = _subparser("remember")
+    for dest in ("tags", "supersedes"):
+        (action,) = [a for a in remember._actions if a.dest == dest]
+        assert action.help, dest
+    (query,) = [a for a in _subparser("search")._actions if a.dest == "query"]
+    assert query.help

@@ -313,3 +313,21 @@ def test_help_names_link_types_defaults_and_what_forget_keeps(gate: Gate) -> Non
         assert action.help, dest
     (query,) = [a for a in _subparser("search")._actions if a.dest == "query"]
     assert query.help
+
+
+# --- 7. plurals ------------------------------------------------------------------------------------------------
+
+
+def test_one_memory_is_one_memory_in_stats(gate: Gate, project: Path) -> None:
+    from tests.conftest import run_hook
+
+    _remembered(gate)
+    code, out, err = gate("stats")
+    assert code == 0, err
+    assert "1 active memory" in out and "1 active memories" not in out, out
+    run_hook({"hook_event_name": "UserPromptSubmit", "session_id": "s-1", "cwd": str(project),
+              "prompt": "what is the redis eviction policy?", "permission_mode": "default"})
+    code, out, err = gate("stats")
+    assert code == 0, err
+    assert "1 session," in out and "1 prompt →" in out and "1 active memory —" in out, out
+    assert "1 sessions" not in out and "1 prompts" not in out, out

@@ -267,7 +267,7 @@ def test_an_invalid_edit_is_kept_and_named(gate: Gate, tmp_path: Path, monkeypat
     script.write_text('#!/bin/sh\nsed -i "s/volatile-lru/allkeys-lru/" "$1"\n')
     code, out, err = gate("edit", memory_id)
     assert code == 0 and "updated" in out, err
-    assert list(drafts.iterdir()) == [Path(kept).parent]  # only the kept one
+    assert list(drafts.iterdir()) == [Path(kept)]  # only the kept one: the applied draft is gone
 
 
 # --- 6. --help that explains ------------------------------------------------------------------------------------

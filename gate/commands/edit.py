@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,29 +53,28 @@ def run(args: argparse.Namespace) -> int:
             f"for other fields set EDITOR (or VISUAL) to a command that edits the file it is given, or replace "
             f"the memory: `gate remember TEXT --supersedes {memory.id}`",
         )
-    draft = Path(tempfile.mkdtemp(prefix="gate-edit-")) / f"{memory.id}.toml"
-    draft.write_text(to_toml(memory), encoding="utf-8")
-    kept = f"your text is kept in {draft}"
-    if subprocess.call([*shlex.split(editor or "vi"), str(draft)]) != 0:
-        raise GateError(f"the editor failed; nothing changed ({kept})")
-    try:
-        data = tomllib.loads(draft.read_text(encoding="utf-8"))
-        edited = Memory.from_dict(data, fill_defaults=False)
-    except (tomllib.TOMLDecodeError, ValidationError) as error:
-        raise ValidationError(
-            f"the edit is not a valid memory ({error}); nothing changed",
-            hint=f"{kept}: fix it there, then run `gate edit {memory.id}` again and copy it in",
-        ) from error
+    with tempfile.TemporaryDirectory() as tmp:
+        draft = Path(tmp) / f"{memory.id}.toml"
+        draft.write_text(to_toml(memory), encoding="utf-8")
+        if subprocess.call([*shlex.split(editor or "vi"), str(draft)]) != 0:
+            raise GateError(f"the editor failed; nothing changed ({_keep(draft)})")
+        try:
+            data = tomllib.loads(draft.read_text(encoding="utf-8"))
+            edited = Memory.from_dict(data, fill_defaults=False)
+        except (tomllib.TOMLDecodeError, ValidationError) as error:
+            raise ValidationError(f"the edit is not a valid memory ({error}); nothing changed",
+                                  hint=f"{_keep(draft)}: fix it there, then run `gate edit {memory.id}` again "
+                                  "and copy it in") from error
+        text = draft.read_text(encoding="utf-8")  # for the refusals below, after the draft is gone
     if edited.id != memory.id:
-        raise ValidationError(f"the id cannot change in an edit; nothing changed ({kept})")
+        raise ValidationError(f"the id cannot change in an edit; nothing changed ({_keep(text, memory.id)})")
     if edited.status == "superseded" and memory.status != "superseded":
         raise ValidationError(
-            f"status \"superseded\" is not written by hand; nothing changed ({kept})",
+            f"status \"superseded\" is not written by hand; nothing changed ({_keep(text, memory.id)})",
             hint=f"a successor's link supersedes it: `gate link NEW_ID supersedes {memory.id}`; "
             f"or `gate forget {memory.id}`",
         )
     if edited.to_dict() == memory.to_dict():
-        shutil.rmtree(draft.parent, ignore_errors=True)
         print("no change")
         return 0
     edited.scope = memory.scope
@@ -85,10 +83,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         store.update(edited)
     except GateError as error:  # refused (a secret, a link to nothing): the text stays where it can be fixed
-        raise type(error)(f"{error} ({kept}, in a directory only you can read)", error.hint) from None
-    shutil.rmtree(draft.parent, ignore_errors=True)  # applied: the draft is of no more use
+        raise type(error)(f"{error} ({_keep(text, memory.id)})", error.hint) from None
     print(f"updated {edited.id}")
     return 0
+
+
+def _keep(draft: Path | str, memory_id: str = "") -> str:
+    """Copy an edit that was not applied to a file of its own (0600, kept), and say where it is."""
+    text = draft.read_text(encoding="utf-8") if isinstance(draft, Path) else draft
+    name = draft.stem if isinstance(draft, Path) else memory_id
+    fd, kept = tempfile.mkstemp(prefix="gate-edit-", suffix=f"-{name}.toml")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return f"your text is kept in {kept}"
 
 
 def _set_cues(store: Store, memory: Memory, replace: str | None, add: str | None) -> int:

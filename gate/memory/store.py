@@ -331,7 +331,7 @@ class Store:
             try:
                 memory = self._import_line(line, accepted, existing, replace=replace)
             except (ValueError, ValidationError) as error:
-                report.refused.append((number, str(error)))
+                report.refused.append((number, _refusal(error)))
                 continue
             accepted[memory.id] = (number, memory)
         _refuse_dangling_links(accepted, existing, report)
@@ -366,13 +366,7 @@ class Store:
     def _import_line(
         self, line: str, accepted: dict[str, tuple[int, Memory]], existing: set[str], *, replace: bool
     ) -> Memory:
-        try:
-            data = json.loads(line)
-        except ValueError as error:  # Python's own words name a column of a line the user cannot see
-            raise ValidationError(
-                f"not JSON ({getattr(error, 'msg', error)} at column {getattr(error, 'colno', '?')}); each line "
-                "must be one JSON object, as `gate export` writes"
-            ) from None
+        data = json.loads(line)
         if not isinstance(data, dict):
             raise ValidationError("a line must be a JSON object")
         data.setdefault("project", self.paths.root)
@@ -450,3 +444,12 @@ def health(paths: ProjectPaths) -> dict[str, Any]:
         "counts": counts,
         "by_kind": by_kind,
     }
+
+
+def _refusal(error: Exception) -> str:
+    """Why an import line was refused, in words: Python's own for a line that is not JSON ("Expecting value:
+    line 1 column 1 (char 0)") name a line and a char the user cannot see."""
+    if isinstance(error, json.JSONDecodeError):
+        return f"not JSON ({error.msg} at column {error.colno}); each line must be one JSON object, as `gate export` " \
+            "writes"
+    return str(error)

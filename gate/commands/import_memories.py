@@ -52,8 +52,11 @@ def read_lines(file: str) -> tuple[list[str], str]:
         return sys.stdin.read().splitlines(), "stdin"
     try:
         return Path(file).read_text(encoding="utf-8").splitlines(), file
+    except FileNotFoundError:
+        raise GateError(f"cannot read {file}: no such file", "give the path of a JSON-lines file, as "
+                        "`gate export` writes, or - for stdin") from None
     except (OSError, UnicodeDecodeError) as error:
-        raise GateError(f"cannot read {file}: {error}") from error
+        raise GateError(f"cannot read {file}: {getattr(error, 'strerror', None) or error}") from error
 
 
 def print_report(report: ImportReport, name: str, *, as_json: bool) -> None:

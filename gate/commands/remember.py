@@ -38,7 +38,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(e.g. --cues 'customer charged twice, duplicate payment intent'); searched with their own weight",
     )
     parser.add_argument("--kind", default=DEFAULT_KIND, choices=KINDS, help=f"default: {DEFAULT_KIND}")
-    parser.add_argument("--tag", action="append", default=[], dest="tags")
+    parser.add_argument("--tag", action="append", default=[], dest="tags",
+                        help="a label to group and find it by (searched too); repeatable")
     parser.add_argument("--path", action="append", default=[], dest="paths", metavar="GLOB",
                         help="anchor to files (relative to the project); repeatable")
     parser.add_argument(
@@ -57,7 +58,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=f"default: {DEFAULT_SCOPE} (yours, kept outside the repository); team: in the repository, seen by "
         "everyone who clones it; user: yours, in every project",
     )
-    parser.add_argument("--supersedes", action="append", default=[], metavar="ID")
+    parser.add_argument("--supersedes", action="append", default=[], metavar="ID",
+                        help="this memory replaces memory ID, which is no longer delivered (kept on disk); "
+                        "repeatable")
     parser.add_argument("--link", action="append", default=[], metavar="TYPE:ID",
                         help=f"typed link, TYPE one of {', '.join(LINK_TYPES)}; repeatable")
     parser.add_argument("--id", dest="memory_id", help="choose the id (3-40 of a-z, 0-9, '-')")

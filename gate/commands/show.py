@@ -19,8 +19,13 @@ REVERSE_LINK_NAMES = {"supersedes": "superseded by", "fixes": "fixed by", "cause
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("show", help="print one memory in full (--history: its earlier versions)")
-    parser.add_argument("memory_id", metavar="ID")
+    parser = sub.add_parser(
+        "show",
+        help="print one memory in full (--history: its earlier versions)",
+        description="Prints one memory in full: every field, its links and its anchors. --history lists the "
+        "versions kept of it (every edit, forget or import over it keeps the one it replaced).",
+    )
+    parser.add_argument("memory_id", metavar="ID", help="the memory's id (`gate list` or `gate search` shows it)")
     parser.add_argument("--history", action="store_true",
                         help="list the earlier versions kept of it; `gate restore ID@N` brings one back")
     add_project_option(parser)

@@ -160,7 +160,11 @@ class Store:
         memory.validate()
         refuse_secrets(text_fields(memory), self.paths.root)
         if new and self.locate(memory.id) is not None:
-            raise ValidationError(f"a memory with id {memory.id!r} exists already")
+            raise ValidationError(
+                f"a memory with id {memory.id!r} exists already; nothing was written",
+                hint=f"leave --id out for a new id; `gate show {memory.id}` shows that one, `gate edit {memory.id}` "
+                f"changes it, and --supersedes {memory.id} replaces it with the new one",
+            )
         for link in memory.links:
             if self.locate(link.target) is None:
                 raise ValidationError(
@@ -327,7 +331,7 @@ class Store:
             try:
                 memory = self._import_line(line, accepted, existing, replace=replace)
             except (ValueError, ValidationError) as error:
-                report.refused.append((number, str(error)))
+                report.refused.append((number, _refusal(error)))
                 continue
             accepted[memory.id] = (number, memory)
         _refuse_dangling_links(accepted, existing, report)
@@ -440,3 +444,12 @@ def health(paths: ProjectPaths) -> dict[str, Any]:
         "counts": counts,
         "by_kind": by_kind,
     }
+
+
+def _refusal(error: Exception) -> str:
+    """Why an import line was refused, in words: Python's own for a line that is not JSON ("Expecting value:
+    line 1 column 1 (char 0)") name a line and a char the user cannot see."""
+    if isinstance(error, json.JSONDecodeError):
+        return f"not JSON ({error.msg} at column {error.colno}); each line must be one JSON object, as `gate export` " \
+            "writes"
+    return str(error)

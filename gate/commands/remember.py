@@ -8,6 +8,7 @@ import sys
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import DuplicateError, ValidationError
+from gate.memory.anchor_paths import base_dir, to_project, triggers_to_project
 from gate.memory.model import KINDS, LINK_TYPES, SCOPES, Link, Memory
 from gate.memory.staleness import anchor_hashes
 from gate.memory.triggers import normalize as normalize_trigger
@@ -40,7 +41,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--kind", default=DEFAULT_KIND, choices=KINDS, help=f"default: {DEFAULT_KIND}")
     parser.add_argument("--tag", action="append", default=[], dest="tags")
     parser.add_argument("--path", action="append", default=[], dest="paths", metavar="GLOB",
-                        help="anchor to files (relative to the project); repeatable")
+                        help="anchor to files: a path or glob relative to the cwd, or absolute, inside the project "
+                        "(stored relative to its root); repeatable")
     parser.add_argument(
         "--on", action="append", default=[], dest="triggers", metavar="TRIGGER",
         help="deliver it by itself when the cue appears; repeatable, any one may fire. TRIGGER is clauses "
@@ -122,10 +124,19 @@ def run(args: argparse.Namespace) -> int:
     body = args.body or ""
     if body == "-":
         body = sys.stdin.read()
-    if args.triggers:  # before the specs are parsed: a refusal must not quote what it refuses
+    if args.triggers or args.paths:  # before the specs are parsed: a refusal must not quote what it refuses
         from gate.memory.secrets import refuse_secrets
 
-        refuse_secrets({"trigger": "\n".join(args.triggers)}, store.paths.root)
+        refuse_secrets({"trigger": "\n".join(args.triggers), "paths": " ".join(args.paths)}, store.paths.root)
+    # Stored relative to the project root, as the anchors gate sees a tool's path: an agent's absolute path
+    # and a person's path relative to a subdirectory both fire; one outside the project is refused.
+    root = store.paths.root
+    try:
+        base = base_dir(root, os.getcwd())
+    except OSError:  # the cwd was deleted
+        base = root
+    paths = [to_project(path, root, base) for path in args.paths]
+    specs = triggers_to_project(args.triggers, root, base)
     memory = Memory(
         id=args.memory_id or store.fresh_id(),
         kind=args.kind,
@@ -134,8 +145,8 @@ def run(args: argparse.Namespace) -> int:
         cues=" ".join(args.cues.split()),
         tags=args.tags,
         scope=args.scope,
-        paths=args.paths,
-        triggers=[normalize_trigger(spec) for spec in args.triggers],  # +30d -> a date
+        paths=paths,
+        triggers=[normalize_trigger(spec) for spec in specs],  # +30d -> a date
         links=[parse_link(text) for text in args.link],
         source=args.source or written_by(),
         session=args.session or os.environ.get("CLAUDE_CODE_SESSION_ID", ""),

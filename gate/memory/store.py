@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.errors import DuplicateError, NotFoundError, ValidationError
+from gate.memory.anchor_paths import fields_to_project, to_project, triggers_to_project
 from gate.memory.files import (
     CorruptMemoryFile,
     iter_memories,
@@ -157,6 +158,9 @@ class Store:
         return anchor_hashes(self.paths.root, list(globs), MAX_ANCHOR_FILES)
 
     def _check(self, memory: Memory, *, new: bool) -> None:
+        if all(isinstance(p, str) for p in memory.paths):  # an absolute path inside the project: made relative
+            memory.paths = [to_project(p, self.paths.root) for p in memory.paths]
+        memory.triggers = triggers_to_project(memory.triggers, self.paths.root)
         memory.validate()
         refuse_secrets(text_fields(memory), self.paths.root)
         if new and self.locate(memory.id) is not None:
@@ -365,7 +369,9 @@ class Store:
         data = json.loads(line)
         if not isinstance(data, dict):
             raise ValidationError("a line must be a JSON object")
-        data.setdefault("project", self.paths.root)
+        if not data.get("project"):
+            data["project"] = self.paths.root
+        fields_to_project(data, self.paths.root)  # an absolute path inside the project: made relative
         if data.get("id") is not None and not ID_PATTERN.match(str(data["id"])):
             raise ValidationError(f"invalid id {data['id']!r}")
         memory = Memory.from_dict(data)

@@ -1,0 +1,130 @@
+"""The first hour with the store (issue 23): each defect a new user met writing, importing and restoring memories,
+as a test that failed before its fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_hook
+
+from gate.memory.files import write_memory
+from gate.memory.model import Memory
+from gate.memory.store import Store
+from gate.paths import ProjectPaths
+
+
+def stored(project: Path, memory_id: str) -> Memory:
+    return Store.for_cwd(str(project)).get(memory_id)
+
+
+def read_event(project: Path, session: str, file_path: str) -> dict[str, Any]:
+    return {"session_id": session, "transcript_path": str(project / "none.jsonl"), "cwd": str(project),
+            "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": file_path}}
+
+
+def delivered(project: Path, session: str, file_path: str) -> str:
+    """The additionalContext a Read of `file_path` is answered with ('' when none)."""
+    out, code = run_hook(read_event(project, session, file_path))
+    assert code == 0
+    return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+
+
+@pytest.fixture
+def billing(project: Path) -> Path:
+    (project / "billing").mkdir()
+    (project / "billing" / "invoice.py").write_text("TZ = 'UTC'\n")
+    (project / "README.md").write_text("readme\n")
+    return project
+
+
+# --- 1. paths are stored relative to the project root, whatever form they were typed in -----------------------------
+def test_an_absolute_path_inside_the_project_is_stored_relative_and_fires(gate, billing: Path) -> None:
+    absolute = str(billing.resolve() / "billing" / "invoice.py")
+    code, out, err = gate("remember", "Invoice module has a timezone trap", "--kind", "gotcha", "--path", absolute)
+    assert code == 0, err
+    gotcha = out.strip()
+    code, out, err = gate("remember", "Invoice rounding happens per line item", "--kind", "finding",
+                          "--on", f"path:{billing.resolve()}/billing/**,expires:+30d")
+    assert code == 0, err
+    cued = out.strip()
+
+    memory = stored(billing, gotcha)
+    assert memory.paths == ["billing/invoice.py"]
+    assert list(memory.anchors) == ["billing/invoice.py"]  # hashed, so `gate verify` checks it
+    assert stored(billing, cued).triggers[0].startswith("path:billing/**,expires:")
+
+    text = delivered(billing, "abs-1", absolute)  # agents read files by their absolute path
+    assert gotcha in text and cued in text and "timezone trap" in text
+    assert delivered(billing, "rel-1", "billing/invoice.py").count("timezone trap") == 1
+    assert delivered(billing, "other", str(billing / "README.md")) == ""
+
+
+def test_a_path_relative_to_a_subdirectory_is_resolved_against_the_cwd(
+    gate, billing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(billing / "billing")
+    code, out, err = gate("remember", "Invoice module has a timezone trap", "--kind", "gotcha",
+                          "--path", "invoice.py", "--on", "path:*.py", "--on", "path:../README.md")
+    assert code == 0, err
+    memory = stored(billing, out.strip())
+    assert memory.paths == ["billing/invoice.py"]
+    assert memory.triggers == ["path:billing/*.py", "path:README.md"]  # the glob keeps its pattern
+    assert out.strip() in delivered(billing, "sub-1", str(billing / "billing" / "invoice.py"))
+
+
+def test_without_a_cwd_in_the_project_a_relative_path_is_relative_to_its_root(gate, billing: Path) -> None:
+    """`--project DIR` from elsewhere (the fixture's cwd is outside the project): the root is the base."""
+    code, out, err = gate("remember", "Invoice module has a timezone trap", "--path", "billing/invoice.py")
+    assert code == 0, err
+    assert stored(billing, out.strip()).paths == ["billing/invoice.py"]
+
+
+@pytest.mark.parametrize("args", [
+    ["--path", "/etc/passwd"],
+    ["--on", "path:/etc/**"],
+    ["--path", "../elsewhere/app.py"],
+])
+def test_a_path_outside_the_project_is_refused_with_a_hint(
+    args: list[str], gate, billing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(billing)
+    code, out, err = gate("remember", "System accounts live in the password file", *args)
+    assert code == 2, (out, err)
+    assert "project (" in err and "nothing was written" in err and "passwd" not in err
+    assert "hint: anchor a memory to a file of this project" in err
+    assert Store.for_cwd(str(billing)).memories() == []
+
+
+def test_import_and_edit_make_absolute_paths_relative_and_verify_names_one_that_never_fires(
+    gate, billing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = billing.resolve()
+    lines = [
+        {"id": "m-abs001", "kind": "gotcha", "title": "Invoice module has a timezone trap",
+         "paths": [f"{root}/billing/invoice.py"], "triggers": [f"path:{root}/billing/*.py"]},
+        {"id": "m-out001", "kind": "gotcha", "title": "System accounts live in the password file",
+         "paths": ["/etc/passwd"]},
+    ]
+    code, out, err = gate("import", "-", "--skip-refused", "--json", stdin="\n".join(json.dumps(x) for x in lines))
+    report = json.loads(out)
+    assert report["ids"] == ["m-abs001"]
+    assert [s["line"] for s in report["skipped"]] == [2] and "outside the project" in report["skipped"][0]["error"]
+    memory = stored(billing, "m-abs001")
+    assert (memory.paths, memory.triggers) == (["billing/invoice.py"], ["path:billing/*.py"])
+
+    # A memory an older version stored with the absolute path as typed: verify names it, an edit repairs it.
+    legacy = Memory(id="m-legacy", kind="gotcha", title="Invoice totals round half even",
+                    paths=[f"{root}/billing/invoice.py"], project=str(root))
+    write_memory(ProjectPaths.for_cwd(str(billing)).private_store, legacy, private=True)
+    code, out, err = gate("verify")
+    assert code == 1, (out, err)
+    assert "never fires: --path " + f"{root}/billing/invoice.py" in out and "gate edit m-legacy" in out
+    monkeypatch.setenv("EDITOR", "true")  # saved as it is: the edit stores the path relative
+    code, out, err = gate("edit", "m-legacy")
+    assert code == 0 and "updated m-legacy" in out, err
+    repaired = stored(billing, "m-legacy")
+    assert repaired.paths == ["billing/invoice.py"] and list(repaired.anchors) == ["billing/invoice.py"]
+    assert gate("verify")[0] == 0

@@ -128,3 +128,66 @@ def test_import_and_edit_make_absolute_paths_relative_and_verify_names_one_that_
     repaired = stored(billing, "m-legacy")
     assert repaired.paths == ["billing/invoice.py"] and list(repaired.anchors) == ["billing/invoice.py"]
     assert gate("verify")[0] == 0
+
+
+# --- 2. a team memory's file names no machine path ----------------------------------------------------------------
+def start_event(project: Path, session: str) -> dict[str, Any]:
+    return {"session_id": session, "transcript_path": str(project / "none.jsonl"), "cwd": str(project),
+            "hook_event_name": "SessionStart", "source": "startup"}
+
+
+def test_a_team_memory_file_names_no_machine_path_and_works_in_any_checkout(
+    gate, billing: Path, tmp_path: Path, isolated_home: Path
+) -> None:
+    code, out, err = gate("remember", "Deploys need approval from the release manager", "--kind", "directive",
+                          "--scope", "team")
+    assert code == 0, err
+    rule = out.strip()
+    code, out, err = gate("remember", "Invoice numbers are allocated by the ledger service", "--scope", "team",
+                          "--kind", "gotcha", "--body", "never by the API", "--path", "billing/invoice.py")
+    assert code == 0, err
+    fact = out.strip()
+    assert gate("edit", fact, "--add-cues", "who numbers invoices")[0] == 0  # a rewrite keeps it so
+    for memory_id in (rule, fact):
+        text = (billing / ".gate" / "memories" / f"{memory_id}.toml").read_text()
+        for machine in (str(billing), str(billing.resolve()), str(tmp_path), str(isolated_home), str(Path.home())):
+            assert machine not in text, (memory_id, machine)
+        assert 'project = ""' in text
+
+    # A teammate's clone lies elsewhere: the team memories are that checkout's own.
+    clone = tmp_path / "elsewhere" / "clone"
+    clone.mkdir(parents=True)
+    (clone / ".git").mkdir()
+    (clone / "billing").mkdir()
+    (clone / "billing" / "invoice.py").write_text("TZ = 'UTC'\n")
+    for name in (rule, fact):
+        (clone / ".gate" / "memories").mkdir(parents=True, exist_ok=True)
+        source = billing / ".gate" / "memories" / f"{name}.toml"
+        (clone / ".gate" / "memories" / source.name).write_bytes(source.read_bytes())
+    code, out, err = gate("search", "invoice", "numbers", "allocated", "--project", str(clone))
+    assert code == 0 and fact in out, (out, err)
+    out, code = run_hook(start_event(clone, "clone-1"))
+    assert code == 0 and rule in out and "release manager" in out
+    assert fact in delivered(clone, "clone-2", str(clone / "billing" / "invoice.py"))
+    assert gate("verify", "--project", str(clone))[0] == 0  # the anchors are the clone's files
+
+    # A private memory still records its project: the cross-project filters need it.
+    code, out, _ = gate("remember", "Local notes stay on this machine only")
+    assert stored(billing, out.strip()).project == str(billing.resolve())
+
+
+def test_a_team_file_written_with_an_absolute_project_is_still_read_and_loses_it_on_the_next_write(
+    gate, billing: Path
+) -> None:
+    legacy = Memory(id="m-oldteam", kind="directive", title="Open a pull request for every change",
+                    scope="team", project="/elsewhere/checkout/my-project")
+    write_memory(ProjectPaths.for_cwd(str(billing)).team_store, legacy, private=False)
+    path = billing / ".gate" / "memories" / "m-oldteam.toml"
+    assert "/elsewhere/checkout" in path.read_text()
+    code, out, err = gate("search", "pull", "request", "change")
+    assert code == 0 and "m-oldteam" in out, (out, err)
+    out, code = run_hook(start_event(billing, "legacy-1"))
+    assert code == 0 and "m-oldteam" in out
+    assert gate("edit", "m-oldteam", "--cues", "review before merge")[0] == 0
+    assert "/elsewhere/checkout" not in path.read_text()
+    assert stored(billing, "m-oldteam").cues == "review before merge"

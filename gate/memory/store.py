@@ -192,7 +192,7 @@ class Store:
 
         `refuse_duplicates` (`gate remember` without --new): a fact that restates a live memory it does not
         link to is refused with DuplicateError."""
-        if not memory.project:
+        if not memory.project and memory.scope != "team":  # a team file names no machine path (_as_written)
             memory.project = self.paths.root
         for old_id in dict.fromkeys(supersedes):
             if not any(link.type == "supersedes" and link.target == old_id for link in memory.links):
@@ -399,12 +399,20 @@ class Store:
 
 def _as_written(memory: Memory) -> Memory:
     """The memory as its file records it: a `superseded` status (written by earlier versions, or read back from
-    a derived record) becomes active; the successor's link is what supersedes it."""
-    if memory.status != "superseded":
+    a derived record) becomes active; the successor's link is what supersedes it. A team memory names no
+    project: its file is committed, and the author's checkout path (home directory, user name) must not go into
+    the repository; the team store lies in the project, so the file belongs to whichever checkout holds it (the
+    cross-project filters apply to private memories, whose store is outside the project)."""
+    changes: dict[str, str] = {}
+    if memory.status == "superseded":
+        changes["status"] = "active"
+    if memory.scope == "team" and memory.project:
+        changes["project"] = ""
+    if not changes:
         return memory
     from dataclasses import replace
 
-    return replace(memory, status="active")
+    return replace(memory, **changes)
 
 
 def _refuse_dangling_links(accepted: dict[str, tuple[int, Memory]], existing: set[str], report: ImportReport) -> None:

@@ -191,3 +191,49 @@ def test_a_team_file_written_with_an_absolute_project_is_still_read_and_loses_it
     assert gate("edit", "m-oldteam", "--cues", "review before merge")[0] == 0
     assert "/elsewhere/checkout" not in path.read_text()
     assert stored(billing, "m-oldteam").cues == "review before merge"
+
+
+# --- 3. the MEMORY CHECK template copied as it is, placeholders and all --------------------------------------------
+def writeback_template() -> str:
+    """The store command the write-back block shows, as rendered for a fix (rules/messages.toml)."""
+    from gate.rules import load_rules
+
+    messages = load_rules("messages")["writeback"]
+    link_hint = messages["link_hint"].format(edge="fixes")
+    return messages["command"].format(gate="gate", kind="fix", link_hint=link_hint)
+
+
+@pytest.mark.parametrize("args", [
+    ["<one-line fact>", "--kind", "fix", "--body", "<why, where, how to verify>"],
+    ["Fixed the invoice timezone bug", "--body", "<why, where, how to verify>"],
+    ["Fixed the invoice timezone bug", "--cues", "<how it would be asked>"],
+    ["<one-line fact>: invoice dates drift a day"],
+    ["<the fact goes here>"],
+])
+def test_a_copied_placeholder_is_refused_as_no_fact(args: list[str], gate, project: Path) -> None:
+    code, out, err = gate("remember", *args)
+    assert code == 2, (out, err)
+    assert "placeholder" in err and "write the fact itself" in err and "nothing was written" in err
+    assert Store.for_cwd(str(project)).memories() == []
+
+
+def test_the_template_as_the_block_renders_it_is_refused_and_its_link_placeholder_gets_a_hint(
+    gate, project: Path
+) -> None:
+    import shlex
+
+    argv = shlex.split(writeback_template())
+    assert argv[:2] == ["gate", "remember"] and "--link" in argv and "fixes:<ID>" in argv
+    code, _, err = gate(*argv[1:])
+    assert code == 2 and "the title holds the template's placeholder '<one-line fact>'" in err
+
+    code, _, err = gate("remember", "Fixed the invoice timezone bug", "--kind", "fix", "--link", "fixes:<ID>")
+    assert code == 2 and "is a placeholder, not a memory id" in err and "gate search" in err, err
+    code, _, err = gate("remember", "Fixed the invoice timezone bug", "--supersedes", "OLD_ID")
+    assert code == 2 and "is a placeholder, not a memory id" in err, err
+    assert Store.for_cwd(str(project)).memories() == []
+
+    # Angle brackets in a real fact are no placeholder.
+    code, out, err = gate("remember", "Templates must close every <div> they open", "--body",
+                          "Vec<u8> buffers are flushed at <EOF>; see base.html")
+    assert code == 0, err

@@ -110,10 +110,57 @@ def check_is_a_fact(title: str, body: str) -> None:
     )
 
 
+# A whole `<…>` with words in it: what a template leaves for the writer to fill in.
+_PLACEHOLDER = re.compile(r"<[^<>\n]+>")
+# Ids the block message and its hints write as placeholders (rules/messages.toml: <ID>, OLD_ID, ID).
+_ID_PLACEHOLDERS = re.compile(r"^(?:<[^<>]*>|(?:OLD_|NEW_)?ID)$")
+
+
+def template_placeholders(root: str) -> list[str]:
+    """The placeholders of the write-back block's store command (`<one-line fact>`, `<why, where, how to
+    verify>` …), as the project's rules word it; the shipped ones if the rules cannot be read."""
+    from gate.rules import load_rules
+
+    try:
+        command = str(load_rules("messages", root)["writeback"]["command"])
+    except Exception:  # a broken override: the shipped wording is what an agent most likely copied
+        command = '"<one-line fact>" --body "<why, where, how to verify>" --cues "<how it would be asked>"'
+    return sorted(set(_PLACEHOLDER.findall(command)))
+
+
+def check_not_a_placeholder(fields: dict[str, str], root: str) -> None:
+    """A memory copied from the MEMORY CHECK template, placeholders and all, says no fact: refused. A field that
+    is one `<…>` and nothing else, or holds one of the template's placeholders as written, is still a template."""
+    placeholders = template_placeholders(root)
+    for name, text in fields.items():
+        stripped = text.strip()
+        whole = bool(stripped) and _PLACEHOLDER.fullmatch(stripped) is not None
+        copied = next((p for p in placeholders if p.lower() in stripped.lower()), None)
+        if whole or copied:
+            # a template's own placeholder is quoted; other text is not (a lone pasted value may be a credential)
+            what = f"holds the template's placeholder {copied!r}" if copied else "is only a <…> placeholder"
+            raise ValidationError(
+                f"the {name} {what}: write the fact itself; nothing was written",
+                hint="replace each <…> with what you found, e.g. gate remember \"Invoice dates are stored in "
+                "UTC and shown in the customer's zone\" --body \"billing/invoice.py; tests/test_invoice.py "
+                "checks it\"",
+            )
+
+
+def check_target(target: str, option: str) -> None:
+    """A link target still written as the hint's placeholder (`fixes:<ID>`, `--supersedes OLD_ID`)."""
+    if _ID_PLACEHOLDERS.match(target.strip()):
+        raise ValidationError(
+            f"{option} {target.strip()!r} is a placeholder, not a memory id; nothing was written",
+            hint="replace it with a memory id, e.g. from `gate search WORDS` or `gate list` (ids look like m-7f3a9c)",
+        )
+
+
 def parse_link(text: str) -> Link:
     link_type, sep, target = text.partition(":")
     if not sep or not target:
         raise ValidationError(f"bad --link {text!r}", hint=f"write TYPE:ID, TYPE one of {', '.join(LINK_TYPES)}")
+    check_target(target, f"--link {link_type.strip()}:")
     return Link(link_type.strip(), target.strip())
 
 
@@ -135,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
         base = base_dir(root, os.getcwd())
     except OSError:  # the cwd was deleted
         base = root
+    # the template copied whole is named as such before its `--link fixes:<ID>` is
+    check_not_a_placeholder({"title": args.title, "body": body, "cues": args.cues}, root)
+    for target in args.supersedes:
+        check_target(target, "--supersedes")
     paths = [to_project(path, root, base) for path in args.paths]
     specs = triggers_to_project(args.triggers, root, base)
     memory = Memory(

@@ -237,3 +237,37 @@ def test_the_template_as_the_block_renders_it_is_refused_and_its_link_placeholde
     code, out, err = gate("remember", "Templates must close every <div> they open", "--body",
                           "Vec<u8> buffers are flushed at <EOF>; see base.html")
     assert code == 0, err
+
+
+# --- 4. a corrupt memory file: its history is listed, and a restore keeps the broken bytes ---------------------------
+def test_a_corrupt_file_still_shows_its_history_and_a_restore_keeps_the_broken_bytes(gate, project: Path) -> None:
+    code, out, err = gate("remember", "Ledger exports run nightly at two")
+    assert code == 0, err
+    memory_id = out.strip()
+    assert gate("edit", memory_id, "--cues", "when does the export run")[0] == 0
+    path = Store.for_cwd(str(project)).locate(memory_id)
+    assert path is not None
+    broken = path.read_bytes() + b'title = "an edit cut off half-way\n'
+    path.write_bytes(broken)
+
+    code, out, err = gate("show", "--history", memory_id)
+    assert code == 0, err
+    assert "@1 · replaced" in out and "by cues" in out
+    assert "now · unreadable: not valid TOML" in out and f"gate restore {memory_id}@N" in out
+    code, out, err = gate("show", "--history", memory_id, "--json")
+    assert code == 0, err
+    history = json.loads(out)
+    assert history["current"] is None and history["unreadable"].startswith("not valid TOML")
+    assert [v["version"] for v in history["versions"]] == [1]
+
+    code, out, err = gate("restore", f"{memory_id}@1")
+    assert code == 0, err
+    kept = out.split("the unreadable file it replaced is kept at ", 1)[1].strip()
+    assert Path(kept).read_bytes() == broken  # the bytes as they were, outside the store
+    assert not Path(kept).is_relative_to(project)
+    assert stored(project, memory_id).cues == ""  # version 1: before the cues were set
+    code, out, err = gate("show", "--history", memory_id, "--json")
+    assert json.loads(out)["kept_unreadable"] == [kept]
+    assert json.loads(out)["current"]["title"] == "Ledger exports run nightly at two"
+    code, out, _ = gate("show", "--history", memory_id)
+    assert f"kept · an unreadable file a write replaced: {kept}" in out

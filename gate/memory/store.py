@@ -82,6 +82,7 @@ class Store:
         self.paths = paths
         self.index = MemoryIndex(paths)
         self._written: set[str] = set()
+        self.set_aside: list[str] = []  # unreadable files a write replaced, where their bytes are kept
 
     @classmethod
     def for_cwd(cls, project: str | None = None) -> Store:
@@ -266,7 +267,17 @@ class Store:
         except FileNotFoundError:
             return
         except CorruptMemoryFile:
-            return  # nothing readable to keep (`gate doctor` lists the file); the write repairs it
+            # no version can be made of it, but its bytes may be all there is of the memory: kept aside, never
+            # dropped by the write that repairs it
+            try:
+                payload = path.read_bytes()
+            except OSError:
+                return
+            history = self.history(scope)
+            self.set_aside.append(history.keep_unreadable(memory_id, payload))
+            if prune:
+                history.prune()
+            return
         history = self.history(scope)
         history.save(previous, scope, action)
         if prune:

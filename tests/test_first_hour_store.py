@@ -271,3 +271,64 @@ def test_a_corrupt_file_still_shows_its_history_and_a_restore_keeps_the_broken_b
     assert json.loads(out)["current"]["title"] == "Ledger exports run nightly at two"
     code, out, _ = gate("show", "--history", memory_id)
     assert f"kept · an unreadable file a write replaced: {kept}" in out
+
+
+# --- 5. importing an unchanged export again ------------------------------------------------------------------------
+def versions_of(gate, memory_id: str) -> list[dict[str, Any]]:
+    code, out, err = gate("show", "--history", memory_id, "--json")
+    assert code == 0, err
+    return json.loads(out)["versions"]
+
+
+def test_an_unchanged_export_imports_again_as_unchanged_and_replace_writes_only_what_differs(
+    gate, project: Path
+) -> None:
+    ids = []
+    for title, scope in [("Celery beat runs on the scheduler host", "private"),
+                         ("Deploys need the release manager", "team"),
+                         ("Builds are cached per branch", "private")]:
+        code, out, err = gate("remember", title, "--scope", scope)
+        assert code == 0, err
+        ids.append(out.strip())
+    assert gate("link", ids[2], "relates", ids[0])[0] == 0
+    code, exported, _ = gate("export")
+    assert len(exported.splitlines()) == 3
+    before = [len(versions_of(gate, memory_id)) for memory_id in ids]
+    assert before == [0, 0, 1]  # the link's
+
+    for options in ([], ["--skip-refused"], ["--replace"]):
+        code, out, err = gate("import", "-", *options, "--json", stdin=exported)
+        assert code == 0, (options, out, err)
+        report = json.loads(out)
+        assert (report["imported"], report["skipped"], report["replaced"]) == (0, [], []), options
+        assert sorted(report["unchanged"]) == sorted(ids)
+        code, out, _ = gate("import", "-", *options, stdin=exported)
+        assert code == 0 and "imported 0 memories; 3 unchanged" in out, out
+    assert [len(versions_of(gate, memory_id)) for memory_id in ids] == before  # no write, no version
+
+    lines = [json.loads(line) for line in exported.splitlines()]
+    changed = next(line for line in lines if line["id"] == ids[0])
+    changed["title"] = "Celery beat runs on the scheduler host only, never on workers"
+    edited = "\n".join(json.dumps(line) for line in lines)
+    code, out, err = gate("import", "-", stdin=edited)
+    assert code == 2 and "line" in err and "differs" in err and "--replace" in err
+    code, out, err = gate("import", "-", "--replace", "--json", stdin=edited)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["replaced"] == [ids[0]] and sorted(report["unchanged"]) == sorted(ids[1:])
+    assert [len(versions_of(gate, memory_id)) for memory_id in ids] == [1, 0, 1]
+
+
+def test_skip_refused_exits_non_zero_when_a_line_was_refused(gate, project: Path) -> None:
+    code, out, err = gate("remember", "Celery beat runs on the scheduler host")
+    memory_id = out.strip()
+    code, exported, _ = gate("export")
+    changed = {**json.loads(exported), "title": "Celery beat runs on every worker"}
+    code, out, err = gate("import", "-", "--skip-refused", stdin=json.dumps(changed))
+    assert code == 1, (out, err)
+    assert "imported 0 memories" in out and "skipped stdin, line 1:" in out
+    fresh = {"kind": "finding", "title": "Flower shows the queues on port 5555"}
+    code, out, err = gate("import", "-", "--skip-refused", "--json",
+                          stdin="\n".join([json.dumps(changed), json.dumps(fresh)]))
+    assert code == 1 and len(json.loads(out)["ids"]) == 1  # the rest is imported, the status says one failed
+    assert stored(project, memory_id).title == "Celery beat runs on the scheduler host"

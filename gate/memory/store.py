@@ -65,15 +65,17 @@ def effective_statuses(memories: Iterable[Memory]) -> dict[str, str]:
 
 
 class ImportReport:
-    """What an import did: the ids written (and of those, the ids it wrote over), and each refused line."""
+    """What an import did: the ids written (and of those, the ids it wrote over), the ids already in the store
+    as the input has them (nothing written), and each refused line."""
 
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.replaced: list[str] = []
+        self.unchanged: list[str] = []
         self.refused: list[tuple[int, str]] = []  # (line number, why)
 
     def to_json(self) -> dict[str, Any]:
-        return {"imported": len(self.ids), "ids": self.ids, "replaced": self.replaced,
+        return {"imported": len(self.ids), "ids": self.ids, "replaced": self.replaced, "unchanged": self.unchanged,
                 "skipped": [{"line": line, "error": error} for line, error in self.refused]}
 
 
@@ -332,19 +334,23 @@ class Store:
         secrets). Every refused line is reported with its number. Without `skip_refused` a refused line means
         nothing is written; with it, the rest is written (and a line whose link pointed at a refused one is
         refused in turn). `replace`: a line whose id exists writes over that memory, whose version is kept in
-        the history; without it, such a line is refused."""
+        the history; without it, such a line is refused. A line that is the memory as the store already holds
+        it (an unchanged export imported again) is neither: it is counted as unchanged and nothing is written."""
         report = ImportReport()
         accepted: dict[str, tuple[int, Memory]] = {}
+        unchanged: set[str] = set()
         existing = self.existing_ids()  # one listing, not three stats per line (imports run to 100k lines)
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
-                memory = self._import_line(line, accepted, existing, replace=replace)
+                memory, same = self._import_line(line, accepted, existing, replace=replace)
             except (ValueError, ValidationError) as error:
                 report.refused.append((number, str(error)))
                 continue
             accepted[memory.id] = (number, memory)
+            if same:
+                unchanged.add(memory.id)
         _refuse_dangling_links(accepted, existing, report)
         report.refused.sort()
         if report.refused and not skip_refused:
@@ -353,7 +359,8 @@ class Store:
                 f"{source_name}: {len(report.refused)} line(s) refused — {named}",
                 hint="nothing was imported; fix those lines, or --skip-refused imports the rest",
             )
-        parsed = [memory for _, memory in accepted.values()]
+        report.unchanged = [m.id for _, m in accepted.values() if m.id in unchanged]
+        parsed = [memory for _, memory in accepted.values() if memory.id not in unchanged]
         replaced = [m for m in parsed if m.id in existing]
         fresh = [m for m in parsed if m.id not in existing]
         if any(m.scope == "private" for m in parsed):
@@ -376,7 +383,8 @@ class Store:
 
     def _import_line(
         self, line: str, accepted: dict[str, tuple[int, Memory]], existing: set[str], *, replace: bool
-    ) -> Memory:
+    ) -> tuple[Memory, bool]:
+        """The memory of one line, and whether the store holds it as it is already."""
         data = json.loads(line)
         if not isinstance(data, dict):
             raise ValidationError("a line must be a JSON object")
@@ -388,15 +396,29 @@ class Store:
         memory = Memory.from_dict(data)
         if memory.id in accepted:
             raise ValidationError(f"id {memory.id!r} is not unique (line {accepted[memory.id][0]} has it too)")
+        same = False
         if memory.id in existing:
-            if not replace:
-                raise ValidationError(f"id {memory.id!r} exists in the store (--replace writes over it)")
             path = self.locate(memory.id)
             where = self._scope_of(path) if path is not None else memory.scope
             if where != memory.scope:
                 raise ValidationError(f"id {memory.id!r} exists in the {where} store, not the {memory.scope} one")
+            same = path is not None and self._holds(path, memory)
+            if not same and not replace:
+                raise ValidationError(
+                    f"id {memory.id!r} exists in the store, and differs from this line (--replace writes over it)"
+                )
         refuse_secrets(text_fields(memory), self.paths.root)
-        return memory
+        return memory, same
+
+    @staticmethod
+    def _holds(path: Path, memory: Memory) -> bool:
+        """Whether the file at `path` is `memory` as it would be written (an unreadable file is not)."""
+        try:
+            current = read_memory(path)
+        except (CorruptMemoryFile, OSError):
+            return False
+        current.scope = memory.scope
+        return _as_written(current).to_dict() == _as_written(memory).to_dict()
 
     # --- index --------------------------------------------------------------------------------------------------
     def catch_up(self, *, deep: bool = False) -> CatchUp:

@@ -86,6 +86,7 @@ def test_without_a_cwd_in_the_project_a_relative_path_is_relative_to_its_root(ga
     ["--path", "/etc/passwd"],
     ["--on", "path:/etc/**"],
     ["--path", "../elsewhere/app.py"],
+    ["--path", "/*/passwd"],  # a wildcard right after the root: still the file system's root, not the cwd
 ])
 def test_a_path_outside_the_project_is_refused_with_a_hint(
     args: list[str], gate, billing: Path, monkeypatch: pytest.MonkeyPatch
@@ -128,6 +129,29 @@ def test_import_and_edit_make_absolute_paths_relative_and_verify_names_one_that_
     repaired = stored(billing, "m-legacy")
     assert repaired.paths == ["billing/invoice.py"] and list(repaired.anchors) == ["billing/invoice.py"]
     assert gate("verify")[0] == 0
+
+
+def test_an_old_memory_with_a_path_outside_the_project_can_still_be_edited_and_forgotten(
+    gate, billing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    legacy = Memory(id="m-outside", kind="gotcha", title="System accounts live in the password file",
+                    paths=["/etc/passwd"], project=str(billing.resolve()))
+    write_memory(ProjectPaths.for_cwd(str(billing)).private_store, legacy, private=True)
+    code, out, _ = gate("verify")
+    assert code == 1 and "never fires: --path /etc/passwd" in out
+    assert gate("edit", "m-outside", "--cues", "where are the accounts")[0] == 0
+    script = billing / "editor.sh"  # an edit of the title keeps the old path; a new one outside is refused
+    script.write_text('#!/bin/sh\nsed -i "s/live in/are listed in/" "$1"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(script))
+    code, out, err = gate("edit", "m-outside")
+    assert code == 0 and "updated m-outside" in out, err
+    assert stored(billing, "m-outside").paths == ["/etc/passwd"]
+    script.write_text('#!/bin/sh\nsed -i "s#/etc/passwd#/etc/shadow#" "$1"\n')
+    code, out, err = gate("edit", "m-outside")
+    assert code == 2 and "outside the project" in err and "nothing changed" in err
+    assert gate("forget", "m-outside")[0] == 0
+    assert stored(billing, "m-outside").status == "forgotten"
 
 
 # --- 2. a team memory's file names no machine path ----------------------------------------------------------------

@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
             raise GateError("the editor failed; nothing changed")
         try:
             data = tomllib.loads(draft.read_text(encoding="utf-8"))
-            fields_to_project(data, store.paths.root)  # an absolute path inside the project: made relative
+            # an absolute path inside the project is made relative; a new one outside it is refused
+            fields_to_project(data, store.paths.root, keep=(memory.paths, memory.triggers))
             edited = Memory.from_dict(data, fill_defaults=False)
         except (tomllib.TOMLDecodeError, ValidationError) as error:
             raise ValidationError(f"the edit is not a valid memory ({error}); nothing changed") from error

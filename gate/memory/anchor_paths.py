@@ -42,8 +42,9 @@ def _split(glob: str) -> tuple[str, str]:
     return glob, ""
 
 
-def to_project(value: str, root: str, base: str | None = None, *, what: str = "--path") -> str:
-    """`value` (a path or glob) relative to the project root; ValidationError when it lies outside.
+def to_project(value: str, root: str, base: str | None = None, *, what: str = "--path", strict: bool = True) -> str:
+    """`value` (a path or glob) relative to the project root; ValidationError when it lies outside (unless not
+    `strict`: then it is kept as it is, for `gate verify` to name — a rewrite of an old memory must not fail).
 
     Absolute paths are made relative to the root. A relative one is resolved against `base` (see base_dir)
     when given, else kept as it is (a file or an import is written relative to the root already)."""
@@ -55,8 +56,12 @@ def to_project(value: str, root: str, base: str | None = None, *, what: str = "-
     if not absolute and base is None:
         return value
     head, tail = _split(text)
+    if absolute and not head:
+        head = text[:1]  # `/*/x`: the file system's root, not the cwd
     start = head if absolute else os.path.join(base or root, head)
     relative = _inside(start, root)
+    if relative is None and not strict:
+        return value
     if relative is None:  # the value is not repeated: a refusal must not quote what may be a secret
         where = "an absolute path outside the project" if absolute else "leaves the project"
         raise ValidationError(
@@ -68,7 +73,7 @@ def to_project(value: str, root: str, base: str | None = None, *, what: str = "-
     return joined or "**"  # the project root itself: every file in it
 
 
-def triggers_to_project(specs: list[str], root: str, base: str | None = None) -> list[str]:
+def triggers_to_project(specs: list[str], root: str, base: str | None = None, *, strict: bool = True) -> list[str]:
     """Each spec with its `path:` clauses made relative to the project root; the other clauses as written."""
     from gate.memory.triggers import split_clauses
 
@@ -85,18 +90,24 @@ def triggers_to_project(specs: list[str], root: str, base: str | None = None) ->
         if not any(name == "path" for name, _ in clauses):
             out.append(spec)
             continue
-        made = [(name, to_project(value, root, base, what="trigger 'path:…'") if name == "path" else value)
+        made = [(name, to_project(value, root, base, what="trigger 'path:…'", strict=strict) if name == "path"
+                 else value)
                 for name, value in clauses]
         changed = made != clauses
         out.append(",".join(f"{name}:{value}" for name, value in made) if changed else spec)
     return out
 
 
-def fields_to_project(data: dict, root: str, base: str | None = None) -> None:
-    """Make the `paths` and `triggers` of a memory's table (a file, an import line, an edit) root-relative."""
+def fields_to_project(data: dict, root: str, base: str | None = None, *, keep: tuple[list[str], ...] = ()) -> None:
+    """Make the `paths` and `triggers` of a memory's table (an import line, an edit) root-relative. A value in
+    `keep` (what the memory held before an edit) is left as it is when it lies outside: only new ones are
+    refused."""
+    kept = {value for values in keep for value in values}
     paths = data.get("paths")
     if isinstance(paths, list) and all(isinstance(p, str) for p in paths):
-        data["paths"] = [to_project(p, root, base) for p in paths]
+        data["paths"] = [to_project(p, root, base, strict=p not in kept) for p in paths]
     triggers = data.get("triggers")
     if isinstance(triggers, list):
-        data["triggers"] = triggers_to_project(triggers, root, base)
+        data["triggers"] = [
+            spec if spec in kept else triggers_to_project([spec], root, base)[0] for spec in triggers
+        ]

@@ -161,9 +161,12 @@ class Store:
         return anchor_hashes(self.paths.root, list(globs), MAX_ANCHOR_FILES)
 
     def _check(self, memory: Memory, *, new: bool) -> None:
-        if all(isinstance(p, str) for p in memory.paths):  # an absolute path inside the project: made relative
-            memory.paths = [to_project(p, self.paths.root) for p in memory.paths]
-        memory.triggers = triggers_to_project(memory.triggers, self.paths.root)
+        # an absolute path inside the project is made relative; one outside is refused where it is typed (remember,
+        # import), not here: forgetting or editing an old memory that holds one must not fail (verify names it)
+        if all(isinstance(p, str) for p in memory.paths):
+            memory.paths = [to_project(p, self.paths.root, strict=False) for p in memory.paths]
+        if all(isinstance(t, str) for t in memory.triggers):
+            memory.triggers = triggers_to_project(memory.triggers, self.paths.root, strict=False)
         memory.validate()
         refuse_secrets(text_fields(memory), self.paths.root)
         if new and self.locate(memory.id) is not None:

@@ -62,6 +62,16 @@ def test_an_absolute_path_inside_the_project_is_stored_relative_and_fires(gate, 
     assert delivered(billing, "other", str(billing / "README.md")) == ""
 
 
+def test_a_path_through_a_symlink_to_the_project_is_stored_relative(gate, billing: Path, tmp_path: Path) -> None:
+    link = tmp_path / "link-to-project"
+    link.symlink_to(billing, target_is_directory=True)
+    code, out, err = gate("remember", "Invoice module has a timezone trap", "--kind", "gotcha",
+                          "--path", str(link / "billing" / "invoice.py"))
+    assert code == 0, err
+    assert stored(billing, out.strip()).paths == ["billing/invoice.py"]
+    assert out.strip() in delivered(billing, "link-1", str(link / "billing" / "invoice.py"))
+
+
 def test_a_path_relative_to_a_subdirectory_is_resolved_against_the_cwd(
     gate, billing: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,11 +17,16 @@ _MAGIC = "*?["
 
 def _inside(path: str, root: str) -> str | None:
     """`path` relative to `root` ('/'-separated, '' for the root itself), or None when it lies outside."""
-    for candidate in (os.path.normpath(path), os.path.realpath(path)):  # as the anchors gate tries them
+    prefix = root.rstrip(os.sep) + os.sep
+    for resolve in (os.path.normpath, os.path.realpath):  # as the anchors gate tries them, the cheap one first
+        try:
+            candidate = resolve(path)
+        except (OSError, ValueError):  # a NUL byte, a name too long: it names no file
+            return None
         if candidate == root:
             return ""
-        if candidate.startswith(root.rstrip(os.sep) + os.sep):
-            return candidate[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
+        if candidate.startswith(prefix):
+            return candidate[len(prefix) :].replace(os.sep, "/")
     return None
 
 

@@ -4,16 +4,25 @@ as a test that failed before its fix."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_hook
 
 from gate.memory.files import write_memory
 from gate.memory.model import Memory
 from gate.memory.store import Store
 from gate.paths import ProjectPaths
+
+
+def run_hook(event: dict[str, Any]) -> tuple[str, int]:
+    """The real hook entry point in a fresh process, as Claude Code runs it: (stdout, exit status)."""
+    proc = subprocess.run([sys.executable, "-m", "gate.hook"], input=json.dumps(event).encode(),
+                          capture_output=True, timeout=60, env=dict(os.environ))
+    return proc.stdout.decode(), proc.returncode
 
 
 def stored(project: Path, memory_id: str) -> Memory:

@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
         if report["expired"]:
             print(f"  expired: every trigger has ended; gate verify {report['id']} --retire forgets it")
         for path in report["never_fires"]:
-            print(f"  never fires: --path {path}; `gate edit {report['id']}` and save stores it relative to "
-                  "the project root")
+            print(f"  never fires: --path {path}; saved in `gate edit {report['id']}`, a path inside the "
+                  "project is stored relative to its root (remove one outside it)")
     checked = sum(1 for r in reports if r["anchors"])
     print(f"{len(stale)} of {checked} anchored memories stale" if checked else "no anchored memories")
     if broken:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from gate.commands._common import add_project_option, open_store
 from gate.errors import GateError, ValidationError
+from gate.memory.anchor_paths import fields_to_project
 from gate.memory.files import to_toml
 from gate.memory.model import Memory
 from gate.memory.store import Store
@@ -60,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
             raise GateError(f"the editor failed; nothing changed ({_keep(draft)})")
         try:
             data = tomllib.loads(draft.read_text(encoding="utf-8"))
+            # an absolute path inside the project is made relative; a new one outside it is refused
+            fields_to_project(data, store.paths.root, keep=(memory.paths, memory.triggers))
             edited = Memory.from_dict(data, fill_defaults=False)
         except (tomllib.TOMLDecodeError, ValidationError) as error:
             raise ValidationError(f"the edit is not a valid memory ({error}); nothing changed",
@@ -78,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         print("no change")
         return 0
     edited.scope = memory.scope
+    if edited.paths != memory.paths:  # new anchors: their files' hashes now, as `gate remember` records them
+        edited.anchors = store.anchor_hashes(edited.paths)
     if edited.source == "agent":
         edited.source = "human"  # a person edited it: it is no longer only an agent's claim
     try:

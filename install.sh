@@ -54,7 +54,8 @@ while [ $# -gt 0 ]; do
 done
 case "$scope" in project | local | user) ;; *) die "unknown scope '$scope'" "project, local or user" ;; esac
 if [ "$wire" = yes ]; then
-    [ -d "$project" ] || die "no such project directory: $project"
+    [ -d "$project" ] || die "no such project directory: $project" \
+        "name your project's directory, e.g. ./install.sh ~/code/my-project (with no directory, install.sh sets gate up and wires nothing)"
     project="$(cd "$project" && pwd)"
 fi
 

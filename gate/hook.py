@@ -94,7 +94,7 @@ def run(event: Any, started: float) -> str | None:
         from gate.session.audit import write_error
 
         for problem in problems:
-            write_error(event_name, ValueError(problem))
+            write_error(event_name, ValueError(problem), project=paths.root, kind="setting")
     ctx = HookContext(event=event, event_name=event_name, session_id=session_id, paths=paths, settings=settings)
     with open_ledger(session_id) as ledger:
         outcome = decide(ctx, ledger)
@@ -184,7 +184,7 @@ def _fail_open(event_name: str, session: str, cwd: str, error: BaseException, st
             except Exception:
                 project = ""
 
-        write_error(event_name, error)
+        write_error(event_name, error, project=project)
         write_audit(
             {
                 "session": session,

@@ -91,25 +91,28 @@ class Layer:
         self.path = path
 
 
-def _check_keys(layer: Layer, is_project: bool) -> None:
+def _key_problems(layer: Layer, is_project: bool) -> list[GateValidationError]:
+    found = []
     for key in layer.values:
         if key in LOCATION_KEYS:
             if is_project:
-                raise GateValidationError(
+                found.append(GateValidationError(
                     f"{layer.path} sets {key!r}: a project's config may not move where gate keeps private "
                     "memories, state and logs",
                     f"remove {key!r} from {layer.path}; to relocate gate's state for yourself, set GATE_HOME",
-                )
-            raise GateValidationError(
-                f"{layer.path} sets {key!r}, which is not a setting: gate's locations follow the platform's "
-                "directories",
-                "set GATE_HOME to keep all of gate's state under one directory",
-            )
-        if key not in DEFAULTS:
-            raise GateValidationError(
+                ))
+            else:
+                found.append(GateValidationError(
+                    f"{layer.path} sets {key!r}, which is not a setting: gate's locations follow the platform's "
+                    "directories",
+                    "set GATE_HOME to keep all of gate's state under one directory",
+                ))
+        elif key not in DEFAULTS:
+            found.append(GateValidationError(
                 f"{layer.path}: unknown setting {key!r}",
                 f"known settings: {', '.join(sorted(DEFAULTS))}",
-            )
+            ))
+    return found
 
 
 def _validators() -> dict[str, Callable[[Any], Any]]:
@@ -119,33 +122,66 @@ def _validators() -> dict[str, Callable[[Any], Any]]:
     }
 
 
-def _check_values(layer: Layer) -> None:
+def _value_hint(key: str, layer: Layer) -> str:
+    """How to fix a bad value, and what the hooks do meanwhile (gate.settings keeps the earlier value)."""
+    default = DEFAULTS[key]
+    wanted = "true or false" if isinstance(default, bool) else "a whole number, 0 or more"
+    where = f"set GATE_{key.upper()} to {wanted}, or unset it" if layer.path is None else (
+        f"in {layer.path}, set {key} to {wanted}, or delete the line"
+    )
+    return f"{where}; until then the hooks skip this value and keep the one under it (by default {json.dumps(default)})"
+
+
+def _value_problems(layer: Layer) -> list[GateValidationError]:
     """Every layer's values are checked, not only the winning ones, as gate.settings reads every layer too."""
     validators = _validators()
+    found = []
     for key, raw in layer.values.items():
+        if key not in validators:
+            continue  # reported by _key_problems
         where = f"GATE_{key.upper()}" if layer.path is None else f"{layer.path}: {key}"
         try:
             value = validators[key](raw)
         except ValueError as error:
-            raise GateValidationError(f"{where}: {error}") from None
+            found.append(GateValidationError(f"{where}: {error}", _value_hint(key, layer)))
+            continue
         if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-            raise GateValidationError(f"{where}: must not be negative, got {raw!r}")
+            found.append(GateValidationError(f"{where}: must not be negative, got {raw!r}", _value_hint(key, layer)))
+    return found
 
 
-def layers(project_root: Path | None, environ: Mapping[str, str] | None = None) -> list[Layer]:
-    """The sources in precedence order (last wins), read and checked."""
-    env = os.environ if environ is None else environ
+def _read_layers(
+    project_root: Path | None, env: Mapping[str, str], found: list[GateValidationError]
+) -> list[Layer]:
+    """The sources in precedence order (last wins); every problem in any of them is appended to `found`."""
+
+    def read(path: Path) -> dict[str, Any]:
+        try:
+            return read_toml(path)
+        except GateValidationError as error:
+            found.append(error)
+            return {}
+
     user_path = Path(user_config_file())
-    result = [Layer("default", dict(DEFAULTS)), Layer(f"user config {user_path}", read_toml(user_path), user_path)]
-    _check_keys(result[1], is_project=False)
+    result = [Layer("default", dict(DEFAULTS)), Layer(f"user config {user_path}", read(user_path), user_path)]
+    found.extend(_key_problems(result[1], is_project=False))
     if project_root is not None:
         project_path = Path(ProjectPaths.for_cwd(project_root).project_config)
-        project = Layer(f"project config {project_path}", read_toml(project_path), project_path)
-        _check_keys(project, is_project=True)
+        project = Layer(f"project config {project_path}", read(project_path), project_path)
+        found.extend(_key_problems(project, is_project=True))
         result.append(project)
     result.append(Layer("environment", env_layer(env)))
     for layer in result[1:]:
-        _check_values(layer)
+        found.extend(_value_problems(layer))
+    return result
+
+
+def layers(project_root: Path | None, environ: Mapping[str, str] | None = None) -> list[Layer]:
+    """The sources in precedence order (last wins), read and checked: the first problem is raised."""
+    found: list[GateValidationError] = []
+    result = _read_layers(project_root, os.environ if environ is None else environ, found)
+    if found:
+        raise found[0]
     return result
 
 
@@ -180,13 +216,16 @@ def load_config(
     return config, provenance
 
 
-def check(project_root: Path | None) -> list[str]:
-    """Problems with the settings, as messages (empty when they are valid); used by `gate doctor`."""
-    try:
-        load_config(project_root)
-    except GateError as error:
-        return [str(error) + (f" ({error.hint})" if error.hint else "")]
-    return []
+def check(project_root: Path | None, environ: Mapping[str, str] | None = None) -> list[str]:
+    """Every problem with the settings, as messages (empty when they are valid); used by `gate doctor`."""
+    found: list[GateValidationError] = []
+    _read_layers(project_root, os.environ if environ is None else environ, found)
+    if not found:
+        try:
+            load_config(project_root, environ)
+        except GateError as error:
+            found.append(GateValidationError(str(error), error.hint))
+    return [str(error) + (f" ({error.hint})" if error.hint else "") for error in found]
 
 
 # --- command --------------------------------------------------------------------------------------------------

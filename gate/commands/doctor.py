@@ -27,11 +27,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--project", metavar="DIR", help="the project (default: the project of the cwd)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--no-run", action="store_true", help="do not run the hooks (wiring and health only)")
+    parser.add_argument(
+        "--clear-errors",
+        action="store_true",
+        help="acknowledge this project's hook failures so far: later runs count only newer ones (the error log "
+        "itself is kept), then check as usual",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     root = resolve_project(args.project)
+    if args.clear_errors:
+        stamp = diagnose.clear_errors(root)
+        if not args.json:
+            print(f"gate doctor: hook failures up to {stamp} acknowledged; only newer ones are counted")
     checks = diagnose.diagnose(root, run=not args.no_run)
     broken = any(check.status == "fail" for check in checks)
     if args.json:
@@ -44,5 +54,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"        hint: {check.hint}")
     failures = sum(check.status == "fail" for check in checks)
     warnings = sum(check.status == "warn" for check in checks)
-    print(f"{failures} broken, {warnings} warning(s)" if broken or warnings else "all good")
+    muted = [check for check in checks if check.check == "mute"]
+    summary = f"{failures} broken, {warnings} warning{'' if warnings == 1 else 's'}"
+    summary = summary if broken or warnings else "all good"
+    print(summary + (" (but muted: see above)" if muted else ""))
     return 1 if broken else 0

@@ -9,19 +9,28 @@ import argparse
 import os
 import shlex
 import subprocess
+import sys
 import tempfile
 import tomllib
 from pathlib import Path
 
 from gate.commands._common import add_project_option, open_store
 from gate.errors import GateError, ValidationError
+from gate.memory.anchor_paths import fields_to_project
 from gate.memory.files import to_toml
 from gate.memory.model import Memory
 from gate.memory.store import Store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("edit", help="edit a memory in $EDITOR, or set its cue words")
+    parser = sub.add_parser(
+        "edit",
+        help="edit a memory in $EDITOR, or set its cue words",
+        description="Opens the memory's TOML in $VISUAL or $EDITOR (vi in a terminal); the result is validated "
+        "before it replaces the file, and an invalid edit is kept in a temporary file, named. Without a "
+        "terminal and without $EDITOR it refuses: use --cues / --add-cues. The version replaced is kept "
+        "(`gate show --history ID`).",
+    )
     parser.add_argument("memory_id", metavar="ID")
     cues = parser.add_mutually_exclusive_group()
     cues.add_argument("--cues", metavar="TEXT", default=None,
@@ -36,22 +45,35 @@ def run(args: argparse.Namespace) -> int:
     memory = store.get(args.memory_id)
     if args.cues is not None or args.add_cues is not None:
         return _set_cues(store, memory, args.cues, args.add_cues)
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # The agent's Bash tool has no terminal: a default vi there hangs or prints escape codes.
+        raise ValidationError(
+            f"gate edit {memory.id} opens an editor, and there is no terminal here (and no $EDITOR); nothing changed",
+            hint=f"`gate edit {memory.id} --cues TEXT` or `--add-cues TEXT` change its cue words without one; "
+            f"for other fields set EDITOR (or VISUAL) to a command that edits the file it is given, or replace "
+            f"the memory: `gate remember TEXT --supersedes {memory.id}`",
+        )
     with tempfile.TemporaryDirectory() as tmp:
         draft = Path(tmp) / f"{memory.id}.toml"
         draft.write_text(to_toml(memory), encoding="utf-8")
-        if subprocess.call([*shlex.split(editor), str(draft)]) != 0:
-            raise GateError("the editor failed; nothing changed")
+        if subprocess.call([*shlex.split(editor or "vi"), str(draft)]) != 0:
+            raise GateError(f"the editor failed; nothing changed ({_keep(draft)})")
         try:
             data = tomllib.loads(draft.read_text(encoding="utf-8"))
+            # an absolute path inside the project is made relative; a new one outside it is refused
+            fields_to_project(data, store.paths.root, keep=(memory.paths, memory.triggers))
             edited = Memory.from_dict(data, fill_defaults=False)
         except (tomllib.TOMLDecodeError, ValidationError) as error:
-            raise ValidationError(f"the edit is not a valid memory ({error}); nothing changed") from error
+            raise ValidationError(f"the edit is not a valid memory ({error}); nothing changed",
+                                  hint=f"{_keep(draft)}: fix it there, then run `gate edit {memory.id}` again "
+                                  "and copy it in") from error
+        text = draft.read_text(encoding="utf-8")  # for the refusals below, after the draft is gone
     if edited.id != memory.id:
-        raise ValidationError("the id cannot change in an edit; nothing changed")
+        raise ValidationError(f"the id cannot change in an edit; nothing changed ({_keep(text, memory.id)})")
     if edited.status == "superseded" and memory.status != "superseded":
         raise ValidationError(
-            "status \"superseded\" is not written by hand; nothing changed",
+            f"status \"superseded\" is not written by hand; nothing changed ({_keep(text, memory.id)})",
             hint=f"a successor's link supersedes it: `gate link NEW_ID supersedes {memory.id}`; "
             f"or `gate forget {memory.id}`",
         )
@@ -59,11 +81,26 @@ def run(args: argparse.Namespace) -> int:
         print("no change")
         return 0
     edited.scope = memory.scope
+    if edited.paths != memory.paths:  # new anchors: their files' hashes now, as `gate remember` records them
+        edited.anchors = store.anchor_hashes(edited.paths)
     if edited.source == "agent":
         edited.source = "human"  # a person edited it: it is no longer only an agent's claim
-    store.update(edited)
+    try:
+        store.update(edited)
+    except GateError as error:  # refused (a secret, a link to nothing): the text stays where it can be fixed
+        raise type(error)(f"{error} ({_keep(text, memory.id)})", error.hint) from None
     print(f"updated {edited.id}")
     return 0
+
+
+def _keep(draft: Path | str, memory_id: str = "") -> str:
+    """Copy an edit that was not applied to a file of its own (0600, kept), and say where it is."""
+    text = draft.read_text(encoding="utf-8") if isinstance(draft, Path) else draft
+    name = draft.stem if isinstance(draft, Path) else memory_id
+    fd, kept = tempfile.mkstemp(prefix="gate-edit-", suffix=f"-{name}.toml")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return f"your text is kept in {kept}"
 
 
 def _set_cues(store: Store, memory: Memory, replace: str | None, add: str | None) -> int:

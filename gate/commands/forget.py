@@ -8,8 +8,15 @@ from gate.commands._common import add_project_option, open_store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("forget", help="retire a memory so it is never delivered again")
-    parser.add_argument("memory_id", metavar="ID")
+    parser = sub.add_parser(
+        "forget",
+        help="retire a memory so it is never delivered again",
+        description="Retires a memory: it is never delivered, found or listed as active again. Nothing is "
+        "deleted: the file stays on disk (and in git, for a team memory) with status \"forgotten\", "
+        "`gate list --status forgotten` lists it, and `gate show --history ID` / `gate restore ID@N` bring a "
+        "version back. To replace a memory with a newer one instead: `gate remember ... --supersedes ID`.",
+    )
+    parser.add_argument("memory_id", metavar="ID", help="the memory's id (`gate list` or `gate search` shows it)")
     add_project_option(parser)
     parser.set_defaults(func=run)
 

@@ -27,11 +27,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def add_refusal_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-refused", action="store_true",
-                        help="import the lines that pass and report the refused ones (default: a refused line "
-                        "means nothing is imported; every refused line is named either way)")
+                        help="import the lines that pass and report the refused ones, exit status 1 if any "
+                        "(default: a refused line means nothing is imported; every refused line is named either way)")
     parser.add_argument("--replace", action="store_true",
-                        help="a line whose id exists writes over that memory (its version is kept: "
-                        "`gate show --history ID`)")
+                        help="a line whose id exists and differs writes over that memory (its version is kept: "
+                        "`gate show --history ID`); a line the store holds as it is is left alone either way")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         lines, source_name=name, skip_refused=args.skip_refused, replace=args.replace
     )
     print_report(report, name, as_json=args.json)
-    return 0
+    return 1 if report.refused else 0  # --skip-refused imported the rest; a refused line is still a failure
 
 
 def read_lines(file: str) -> tuple[list[str], str]:
@@ -52,8 +52,11 @@ def read_lines(file: str) -> tuple[list[str], str]:
         return sys.stdin.read().splitlines(), "stdin"
     try:
         return Path(file).read_text(encoding="utf-8").splitlines(), file
+    except FileNotFoundError:
+        raise GateError(f"cannot read {file}: no such file", "give the path of a JSON-lines file, as "
+                        "`gate export` writes, or - for stdin") from None
     except (OSError, UnicodeDecodeError) as error:
-        raise GateError(f"cannot read {file}: {error}") from error
+        raise GateError(f"cannot read {file}: {getattr(error, 'strerror', None) or error}") from error
 
 
 def print_report(report: ImportReport, name: str, *, as_json: bool) -> None:
@@ -61,7 +64,8 @@ def print_report(report: ImportReport, name: str, *, as_json: bool) -> None:
         print_json(report.to_json())
         return
     replaced = f" ({len(report.replaced)} written over; earlier versions kept)" if report.replaced else ""
-    print(f"imported {len(report.ids)} memories{replaced}")
+    same = f"; {len(report.unchanged)} unchanged (in the store as they are)" if report.unchanged else ""
+    print(f"imported {len(report.ids)} memories{replaced}{same}")
     for line, error in report.refused:
         print(f"skipped {name}, line {line}: {error}")
     if report.refused:

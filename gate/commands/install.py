@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gate import render
 from gate.install import commands, files, launcher, wiring
 
 
@@ -68,17 +69,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"gate is already wired in {plan.path}; nothing changed")
     if wiring.is_portable(command):
-        _write_launcher(python, dry_run=False)
+        _write_launcher(python, dry_run=False, quiet_if_unchanged=True)  # install.sh wrote it a moment ago
     for note in plan.notes:
         print(note, file=sys.stderr)
-    print("check it with: gate doctor", file=sys.stderr)
+    print(f"check it with: {render.gate_command()} doctor", file=sys.stderr)  # a path that works without PATH
     return 0
 
 
-def _write_launcher(python: str, dry_run: bool) -> None:
+def _write_launcher(python: str, dry_run: bool, quiet_if_unchanged: bool = False) -> None:
     path = launcher.path()
     if launcher.interpreter() == python and launcher.text(python) == files.read_text(path):
-        print(f"this machine's hook launcher {path} runs {python}; nothing changed")
+        if not quiet_if_unchanged:
+            print(f"this machine's hook launcher {path} runs {python}; nothing changed")
     elif dry_run:  # on stderr: stdout is the diff
         print(f"would write this machine's hook launcher {path}, running {python}", file=sys.stderr)
     else:

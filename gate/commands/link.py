@@ -9,10 +9,17 @@ from gate.memory.model import LINK_TYPES
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("link", help="link two memories")
-    parser.add_argument("source", metavar="ID")
-    parser.add_argument("link_type", metavar="TYPE", choices=LINK_TYPES)
-    parser.add_argument("target", metavar="ID")
+    parser = sub.add_parser(
+        "link",
+        help="link two memories",
+        description="Adds a typed link from the first memory to the second, e.g. `gate link NEW supersedes OLD`. "
+        "TYPE is one of: supersedes (the first replaces the second, which is then no longer delivered), fixes "
+        "(the first is the fix of the problem the second records), caused_by (the first was caused by the "
+        "second), contradicts (they disagree; `gate show` names the link on both), relates (see also).",
+    )
+    parser.add_argument("source", metavar="ID", help="the memory the link is written in")
+    parser.add_argument("link_type", metavar="TYPE", choices=LINK_TYPES, help=f"one of: {', '.join(LINK_TYPES)}")
+    parser.add_argument("target", metavar="ID", help="the memory it points at")
     add_project_option(parser)
     parser.set_defaults(func=run)
 

@@ -10,10 +10,16 @@ from gate.memory.store import effective_statuses
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("list", help="list memories")
-    parser.add_argument("--kind", choices=KINDS)
-    parser.add_argument("--scope", choices=SCOPES)
-    parser.add_argument("--status", choices=(*STATUSES, "all"), default="active")
+    parser = sub.add_parser(
+        "list",
+        help="list memories",
+        description="Lists the project's memories (and your user-scope ones), newest first, one line each with "
+        "its id. By default only the active ones.",
+    )
+    parser.add_argument("--kind", choices=KINDS, help="only this kind (default: every kind)")
+    parser.add_argument("--scope", choices=SCOPES, help="only this scope (default: every scope)")
+    parser.add_argument("--status", choices=(*STATUSES, "all"), default="active",
+                        help="only this status; all: every one (default: active)")
     add_project_option(parser)
     add_json_option(parser)
     parser.set_defaults(func=run)

@@ -25,11 +25,18 @@ from gate.session.mute import mute_file, project_mute
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    mute = sub.add_parser("mute", help="silence every gate (this project, or one session) until `gate unmute`")
+    mute = sub.add_parser(
+        "mute",
+        help="silence every gate (this project, or one session) until `gate unmute`",
+        description="Silences every gate: no recall, no write-back check, no anchors, until `gate unmute`. "
+        "Without --session the whole project is muted (every session of it); without --for the mute lasts "
+        "until `gate unmute`. Muted gates say so in the audit, so `gate stats` counts them; `gate doctor` "
+        "says when the project is muted.",
+    )
     mute.add_argument("--session", nargs="?", const="", default=None, metavar="ID",
                       help="mute one session only (default ID: $CLAUDE_CODE_SESSION_ID)")
     mute.add_argument("--for", dest="duration", metavar="DURATION",
-                      help="project mute ends by itself after e.g. 30m, 2h, 1d")
+                      help="project mute ends by itself after e.g. 30m, 2h, 1d (default: it lasts until `gate unmute`)")
     mute.add_argument("--status", action="store_true", help="only show whether gates are muted")
     add_project_option(mute)
     add_json_option(mute)

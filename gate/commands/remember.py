@@ -8,6 +8,7 @@ import sys
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import DuplicateError, ValidationError
+from gate.memory.anchor_paths import base_dir, to_project, triggers_to_project
 from gate.memory.model import KINDS, LINK_TYPES, SCOPES, Link, Memory
 from gate.memory.staleness import anchor_hashes
 from gate.memory.triggers import normalize as normalize_trigger
@@ -38,9 +39,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(e.g. --cues 'customer charged twice, duplicate payment intent'); searched with their own weight",
     )
     parser.add_argument("--kind", default=DEFAULT_KIND, choices=KINDS, help=f"default: {DEFAULT_KIND}")
-    parser.add_argument("--tag", action="append", default=[], dest="tags")
+    parser.add_argument("--tag", action="append", default=[], dest="tags",
+                        help="a label to group and find it by (searched too); repeatable")
     parser.add_argument("--path", action="append", default=[], dest="paths", metavar="GLOB",
-                        help="anchor to files (relative to the project); repeatable")
+                        help="anchor to files: a path or glob relative to the cwd, or absolute, inside the project "
+                        "(stored relative to its root); repeatable")
     parser.add_argument(
         "--on", action="append", default=[], dest="triggers", metavar="TRIGGER",
         help="deliver it by itself when the cue appears; repeatable, any one may fire. TRIGGER is clauses "
@@ -57,7 +60,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=f"default: {DEFAULT_SCOPE} (yours, kept outside the repository); team: in the repository, seen by "
         "everyone who clones it; user: yours, in every project",
     )
-    parser.add_argument("--supersedes", action="append", default=[], metavar="ID")
+    parser.add_argument("--supersedes", action="append", default=[], metavar="ID",
+                        help="this memory replaces memory ID, which is no longer delivered (kept on disk); "
+                        "repeatable")
     parser.add_argument("--link", action="append", default=[], metavar="TYPE:ID",
                         help=f"typed link, TYPE one of {', '.join(LINK_TYPES)}; repeatable")
     parser.add_argument("--id", dest="memory_id", help="choose the id (3-40 of a-z, 0-9, '-')")
@@ -108,10 +113,57 @@ def check_is_a_fact(title: str, body: str) -> None:
     )
 
 
+# A whole `<…>` with words in it: what a template leaves for the writer to fill in.
+_PLACEHOLDER = re.compile(r"<[^<>\n]+>")
+# Ids the block message and its hints write as placeholders (rules/messages.toml: <ID>, OLD_ID, ID).
+_ID_PLACEHOLDERS = re.compile(r"^(?:<[^<>]*>|(?:OLD_|NEW_)?ID)$")
+
+
+def template_placeholders(root: str) -> list[str]:
+    """The placeholders of the write-back block's store command (`<one-line fact>`, `<why, where, how to
+    verify>` …), as the project's rules word it; the shipped ones if the rules cannot be read."""
+    from gate.rules import load_rules
+
+    try:
+        command = str(load_rules("messages", root)["writeback"]["command"])
+    except Exception:  # a broken override: the shipped wording is what an agent most likely copied
+        command = '"<one-line fact>" --body "<why, where, how to verify>" --cues "<how it would be asked>"'
+    return sorted(set(_PLACEHOLDER.findall(command)))
+
+
+def check_not_a_placeholder(fields: dict[str, str], root: str) -> None:
+    """A memory copied from the MEMORY CHECK template, placeholders and all, says no fact: refused. A field that
+    is one `<…>` and nothing else, or holds one of the template's placeholders as written, is still a template."""
+    placeholders = template_placeholders(root)
+    for name, text in fields.items():
+        stripped = text.strip()
+        whole = bool(stripped) and _PLACEHOLDER.fullmatch(stripped) is not None
+        copied = next((p for p in placeholders if p.lower() in stripped.lower()), None)
+        if whole or copied:
+            # a template's own placeholder is quoted; other text is not (a lone pasted value may be a credential)
+            what = f"holds the template's placeholder {copied!r}" if copied else "is only a <…> placeholder"
+            raise ValidationError(
+                f"the {name} {what}: write the fact itself; nothing was written",
+                hint="replace each <…> with what you found, e.g. gate remember \"Invoice dates are stored in "
+                "UTC and shown in the customer's zone\" --body \"billing/invoice.py; tests/test_invoice.py "
+                "checks it\"",
+            )
+
+
+def check_target(target: str, option: str) -> None:
+    """A link target still written as the hint's placeholder (`fixes:<ID>`, `--supersedes OLD_ID`)."""
+    if _ID_PLACEHOLDERS.match(target.strip()):
+        raise ValidationError(
+            f"{option} {target.strip()!r} is a placeholder, not a memory id; nothing was written",
+            hint="replace it with a memory id, e.g. from `gate search WORDS` or `gate list` (ids look like m-7f3a9c)",
+        )
+
+
 def parse_link(text: str) -> Link:
     link_type, sep, target = text.partition(":")
     if not sep or not target:
         raise ValidationError(f"bad --link {text!r}", hint=f"write TYPE:ID, TYPE one of {', '.join(LINK_TYPES)}")
+    check_target(target, f"--link {link_type.strip()}:")
     return Link(link_type.strip(), target.strip())
 
 
@@ -122,10 +174,23 @@ def run(args: argparse.Namespace) -> int:
     body = args.body or ""
     if body == "-":
         body = sys.stdin.read()
-    if args.triggers:  # before the specs are parsed: a refusal must not quote what it refuses
+    if args.triggers or args.paths:  # before the specs are parsed: a refusal must not quote what it refuses
         from gate.memory.secrets import refuse_secrets
 
-        refuse_secrets({"trigger": "\n".join(args.triggers)}, store.paths.root)
+        refuse_secrets({"trigger": "\n".join(args.triggers), "paths": " ".join(args.paths)}, store.paths.root)
+    # Stored relative to the project root, as the anchors gate sees a tool's path: an agent's absolute path
+    # and a person's path relative to a subdirectory both fire; one outside the project is refused.
+    root = store.paths.root
+    try:
+        base = base_dir(root, os.getcwd())
+    except OSError:  # the cwd was deleted
+        base = root
+    # the template copied whole is named as such before its `--link fixes:<ID>` is
+    check_not_a_placeholder({"title": args.title, "body": body, "cues": args.cues}, root)
+    for target in args.supersedes:
+        check_target(target, "--supersedes")
+    paths = [to_project(path, root, base) for path in args.paths]
+    specs = triggers_to_project(args.triggers, root, base)
     memory = Memory(
         id=args.memory_id or store.fresh_id(),
         kind=args.kind,
@@ -134,8 +199,8 @@ def run(args: argparse.Namespace) -> int:
         cues=" ".join(args.cues.split()),
         tags=args.tags,
         scope=args.scope,
-        paths=args.paths,
-        triggers=[normalize_trigger(spec) for spec in args.triggers],  # +30d -> a date
+        paths=paths,
+        triggers=[normalize_trigger(spec) for spec in specs],  # +30d -> a date
         links=[parse_link(text) for text in args.link],
         source=args.source or written_by(),
         session=args.session or os.environ.get("CLAUDE_CODE_SESSION_ID", ""),

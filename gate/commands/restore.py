@@ -25,9 +25,13 @@ def parse_version(text: str) -> tuple[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     memory_id, number = parse_version(args.version)
-    memory = open_store(args).restore(memory_id, number)
+    store = open_store(args)
+    memory = store.restore(memory_id, number)
     if args.json:
-        print_json({"id": memory.id, "restored": number, "title": memory.title})
+        kept = {"kept_unreadable": store.set_aside} if store.set_aside else {}
+        print_json({"id": memory.id, "restored": number, "title": memory.title, **kept})
     else:
         print(f"restored {memory.id}@{number}: {memory.title}")
+        for path in store.set_aside:
+            print(f"the unreadable file it replaced is kept at {path}")
     return 0

@@ -10,8 +10,14 @@ from gate.rules import load_rules
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("search", help="search memories")
-    parser.add_argument("query", nargs="+")
+    parser = sub.add_parser(
+        "search",
+        help="search memories",
+        description="Ranked search of the memories' titles, bodies, cue words and tags (forgotten ones left out; as "
+        "the recall gate searches them), best first, with each memory's id.",
+    )
+    parser.add_argument("query", nargs="+", help="words to look for (several words: any may match, more rank "
+                        "higher); quoting is not needed")
     parser.add_argument("--limit", type=int, default=None, metavar="N",
                         help="at most N ranked hits (default: max_hits of rules/search.toml, 8 as shipped)")
     parser.add_argument("--all", action="store_true", dest="show_all",

@@ -7,6 +7,7 @@ from typing import Any
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import NotFoundError
+from gate.memory.files import CorruptMemoryFile
 from gate.memory.history import Version
 from gate.memory.model import Memory
 from gate.memory.store import Store
@@ -19,8 +20,13 @@ REVERSE_LINK_NAMES = {"supersedes": "superseded by", "fixes": "fixed by", "cause
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("show", help="print one memory in full (--history: its earlier versions)")
-    parser.add_argument("memory_id", metavar="ID")
+    parser = sub.add_parser(
+        "show",
+        help="print one memory in full (--history: its earlier versions)",
+        description="Prints one memory in full: every field, its links and its anchors. --history lists the "
+        "versions kept of it (every edit, forget or import over it keeps the one it replaced).",
+    )
+    parser.add_argument("memory_id", metavar="ID", help="the memory's id (`gate list` or `gate search` shows it)")
     parser.add_argument("--history", action="store_true",
                         help="list the earlier versions kept of it; `gate restore ID@N` brings one back")
     add_project_option(parser)
@@ -74,29 +80,42 @@ def changed_fields(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 def _history(store: Store, args: argparse.Namespace) -> int:
     scope, versions = store.versions(args.memory_id)
     current: Memory | None
+    unreadable = ""  # why the current file is not a memory: the history is listed all the same
     try:
         current = store.get(args.memory_id)
     except NotFoundError:
         current = None
+    except CorruptMemoryFile as error:
+        current, unreadable = None, error.reason
+    kept = store.history(scope).unreadable(args.memory_id)
     now = current.to_dict() if current is not None else None
     if now is not None and current is not None:
         now["status"] = store.status_of(current)
-    later = [v.memory for v in versions[1:]] + [now or {}]  # what each version became
+    # what each version became (None: an unreadable file, of which no field can be told)
+    last: dict[str, Any] | None = now if now is not None else None if unreadable else {}
+    later = [v.memory for v in versions[1:]] + [last]
     later = later[: len(versions)]  # no earlier version: nothing became anything
     entries = [
-        {**v.to_json(), "changed": changed_fields(v.memory, after)} for v, after in zip(versions, later, strict=True)
+        {**v.to_json(), "changed": changed_fields(v.memory, after) if after is not None else []}
+        for v, after in zip(versions, later, strict=True)
     ]
     superseded_by = store.superseded_by(args.memory_id)
     if args.json:
         print_json({"id": args.memory_id, "scope": scope, "current": now, "superseded_by": superseded_by,
-                    "versions": entries})
+                    "versions": entries, "unreadable": unreadable or None, "kept_unreadable": kept})
         return 0
     print(f"{args.memory_id} · {scope} · {len(versions)} earlier version(s)")
     for version, entry in zip(versions, entries, strict=True):
         print(_version_line(version, entry["changed"]))
+    for path in kept:
+        print(f"kept · an unreadable file a write replaced: {path}")
     if now is not None:
         extra = f" (superseded by {', '.join(superseded_by)})" if superseded_by else ""
         print(f"now · {now['updated']} · {now['status']}{extra} · {now['title']}")
+    elif unreadable:
+        fix = (f"`gate restore {args.memory_id}@N` writes a version over it, keeping the broken file aside"
+               if versions else "no earlier version: fix or delete the file by hand")
+        print(f"now · unreadable: {unreadable} · {fix}")
     else:
         print("now · no file: `gate restore ID@N` writes one back")
     if versions:

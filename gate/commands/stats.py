@@ -11,8 +11,15 @@ from gate.errors import GateError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("stats", help="adoption report: is memory delivered, used and written back?")
-    parser.add_argument("--since", metavar="SPAN|DATE", help="only activity since then: 7d, 12h, 2w or 2025-11-01")
+    parser = sub.add_parser(
+        "stats",
+        help="adoption report: is memory delivered, used and written back?",
+        description="From the audit log, the store and the transcripts: how often recall fired and what it "
+        "delivered, whether the agent used it, the write-back gate's blocks and what followed, mutes, hook "
+        "failures, the store's size. Doctor's synthetic runs are left out. Default: this project, all time.",
+    )
+    parser.add_argument("--since", metavar="SPAN|DATE",
+                        help="only activity since then: 7d, 12h, 2w or 2025-11-01 (default: all of the audit log)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--project", metavar="DIR", default=None, help="the project of DIR instead of the cwd's")
     where.add_argument("--all-projects", action="store_true", help="every project")

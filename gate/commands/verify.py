@@ -47,9 +47,22 @@ def _expired(memory: Memory, now: float) -> bool:
     return all(t.window_state(now) == "expired" for t in parsed)
 
 
+def _never_fire(memory: Memory) -> list[str]:
+    """Its --path anchors that no tool call can match (absolute, or outside the project: written by an older
+    `gate remember`, or by hand), each with the reason."""
+    found = []
+    for glob in memory.paths:
+        try:
+            trig.normalize_glob(glob)
+        except ValueError as error:
+            found.append(f"{glob} ({error})")
+    return found
+
+
 def _report(memory: Memory, root: Any, now: float) -> dict[str, Any]:
     record = memory.to_dict()
     problems = staleness.check(record, root)
+    never = _never_fire(memory)
     return {
         "id": memory.id,
         "kind": memory.kind,
@@ -59,6 +72,7 @@ def _report(memory: Memory, root: Any, now: float) -> dict[str, Any]:
         "stale": [{"path": path, "state": state} for path, state in problems],
         "message": staleness.describe(problems, memory.date),
         "expired": _expired(memory, now),
+        "never_fires": never,
     }
 
 
@@ -85,14 +99,16 @@ def run(args: argparse.Namespace) -> int:
             )
         memories = [memory]
     else:
-        memories = [m for m in store.memories() if m.status == "active" and (m.anchors or m.triggers)]
+        memories = [m for m in store.memories() if m.status == "active" and (m.anchors or m.triggers or m.paths)]
     reports = [_report(m, root, now) for m in sorted(memories, key=lambda m: m.created)]
     stale = [r for r in reports if r["stale"]]
+    broken = [r for r in reports if r["never_fires"]]
     if args.json:
-        print_json({"memories": reports, "stale": len(stale), "expired": sum(r["expired"] for r in reports)})
-        return 1 if stale else 0
+        print_json({"memories": reports, "stale": len(stale), "expired": sum(r["expired"] for r in reports),
+                    "never_fire": len(broken)})
+        return 1 if stale or broken else 0
     for report in reports:
-        if not report["stale"] and not report["expired"]:
+        if not report["stale"] and not report["expired"] and not report["never_fires"]:
             continue
         print(f"{report['id']} · {report['kind']} · {report['created'][:10]} · {report['title']}")
         if report["message"]:
@@ -101,9 +117,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"  still true? gate verify {memory_id} --refresh · no longer? gate verify {memory_id} --retire")
         if report["expired"]:
             print(f"  expired: every trigger has ended; gate verify {report['id']} --retire forgets it")
+        for path in report["never_fires"]:
+            print(f"  never fires: --path {path}; saved in `gate edit {report['id']}`, a path inside the "
+                  "project is stored relative to its root (remove one outside it)")
     checked = sum(1 for r in reports if r["anchors"])
     print(f"{len(stale)} of {checked} anchored memories stale" if checked else "no anchored memories")
-    return 1 if stale else 0
+    if broken:
+        print(f"{len(broken)} memor{'y' if len(broken) == 1 else 'ies'} with a --path that never fires")
+    return 1 if stale or broken else 0
 
 
 def _done(args: argparse.Namespace, data: dict[str, Any], text: str) -> int:

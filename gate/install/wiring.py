@@ -71,12 +71,27 @@ def hook_command(python: str) -> str:
 # 0 with one line on stderr saying how to set gate up. Claude Code runs it with /bin/sh -c.
 NOT_INSTALLED = (
     "memory-gate: the hooks of this project run memory-gate, which is not set up on this machine, so they do "
-    "nothing here; to set it up, run ./install.sh in a memory-gate checkout, then gate install in this project"
+    "nothing here; to set it up, run ./install.sh /path/to/this/project in a memory-gate checkout (one "
+    "command: it installs gate and runs gate install for this project)"
 )
-PORTABLE_COMMAND = (
-    f'l="$HOME/{LAUNCHER}"; [ -f "$l" ] && exec /bin/sh "$l"; '
-    f"cat >/dev/null 2>&1; echo '{NOT_INSTALLED}' >&2; exit 0 {MARKER}"
-)
+
+
+def _portable(message: str) -> str:
+    return (
+        f'l="$HOME/{LAUNCHER}"; [ -f "$l" ] && exec /bin/sh "$l"; '
+        f"cat >/dev/null 2>&1; echo '{message}' >&2; exit 0 {MARKER}"
+    )
+
+
+PORTABLE_COMMAND = _portable(NOT_INSTALLED)  # no single quote in the message: it is echoed in '...'
+# Portable commands an earlier gate committed (only the message differed): still portable, not "another
+# machine's path"; `gate install` replaces them with the current one.
+EARLIER_PORTABLE = frozenset({
+    _portable(
+        "memory-gate: the hooks of this project run memory-gate, which is not set up on this machine, so they do "
+        "nothing here; to set it up, run ./install.sh in a memory-gate checkout, then gate install in this project"
+    ),
+})
 
 
 def command_for(scope: str, python: str) -> str:
@@ -86,7 +101,7 @@ def command_for(scope: str, python: str) -> str:
 
 
 def is_portable(command: str) -> bool:
-    return command == PORTABLE_COMMAND
+    return command == PORTABLE_COMMAND or command in EARLIER_PORTABLE
 
 
 def is_gate_command(command: Any) -> bool:

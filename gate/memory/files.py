@@ -20,7 +20,11 @@ from gate.paths import ensure_private_dir
 
 class CorruptMemoryFile(GateError):
     def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
-        super().__init__(f"{path}: {reason}", hint="fix or delete the file by hand; `gate doctor` lists these")
+        super().__init__(
+            f"{path}: {reason}",
+            hint=f"fix or delete the file by hand, or `gate show --history {Path(path).stem}` lists its saved versions "
+            "and `gate restore ID@N` brings one back (the broken file is kept aside); `gate doctor` lists these",
+        )
         self.path = Path(path)
         self.reason = reason
 

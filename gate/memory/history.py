@@ -24,6 +24,10 @@ from gate.paths import ProjectPaths, ensure_private_dir
 
 join = os.path.join
 SUFFIX = ".json"
+# A memory file that was not a memory any more (broken TOML, a bad field) when a write replaced it: its bytes as
+# they were, `<id>/unreadable-<N>.toml`, since no version can be made of them.
+UNREADABLE_PREFIX = "unreadable-"
+UNREADABLE_SUFFIX = ".toml"
 
 
 def history_root(paths: ProjectPaths, scope: str) -> str:
@@ -81,6 +85,34 @@ class History:
                 json.dump(payload, handle, ensure_ascii=False)
             return number
 
+    def keep_unreadable(self, memory_id: str, payload: bytes) -> str:
+        """Keep the bytes of an unreadable memory file about to be replaced; the path they are kept at."""
+        directory = ensure_private_dir(self._dir(memory_id))
+        number = len(self.unreadable(memory_id)) + 1
+        while True:
+            path = join(directory, f"{UNREADABLE_PREFIX}{number}{UNREADABLE_SUFFIX}")
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                number += 1
+                continue
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload)
+            return path
+
+    def unreadable(self, memory_id: str) -> list[str]:
+        """The unreadable files kept of a memory (keep_unreadable), oldest first."""
+        try:
+            names = os.listdir(self._dir(memory_id))
+        except OSError:
+            return []
+        numbers = sorted(
+            int(name[len(UNREADABLE_PREFIX) : -len(UNREADABLE_SUFFIX)]) for name in names
+            if name.startswith(UNREADABLE_PREFIX) and name.endswith(UNREADABLE_SUFFIX)
+            and name[len(UNREADABLE_PREFIX) : -len(UNREADABLE_SUFFIX)].isdigit()
+        )
+        return [join(self._dir(memory_id), f"{UNREADABLE_PREFIX}{n}{UNREADABLE_SUFFIX}") for n in numbers]
+
     def versions(self, memory_id: str) -> list[Version]:
         found = []
         for number in self.numbers(memory_id):
@@ -116,7 +148,7 @@ class History:
                 continue
             try:
                 for entry in os.scandir(memory_dir.path):
-                    if entry.name.endswith(SUFFIX):
+                    if entry.name.endswith((SUFFIX, UNREADABLE_SUFFIX)):  # kept unreadable files age out too
                         info = entry.stat(follow_symlinks=False)
                         entries.append((info.st_mtime, info.st_size, entry.path))
             except OSError:

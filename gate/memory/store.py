@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.errors import DuplicateError, NotFoundError, ValidationError
+from gate.memory.anchor_paths import fields_to_project, to_project, triggers_to_project
 from gate.memory.files import (
     CorruptMemoryFile,
     iter_memories,
@@ -64,15 +65,17 @@ def effective_statuses(memories: Iterable[Memory]) -> dict[str, str]:
 
 
 class ImportReport:
-    """What an import did: the ids written (and of those, the ids it wrote over), and each refused line."""
+    """What an import did: the ids written (and of those, the ids it wrote over), the ids already in the store
+    as the input has them (nothing written), and each refused line."""
 
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.replaced: list[str] = []
+        self.unchanged: list[str] = []
         self.refused: list[tuple[int, str]] = []  # (line number, why)
 
     def to_json(self) -> dict[str, Any]:
-        return {"imported": len(self.ids), "ids": self.ids, "replaced": self.replaced,
+        return {"imported": len(self.ids), "ids": self.ids, "replaced": self.replaced, "unchanged": self.unchanged,
                 "skipped": [{"line": line, "error": error} for line, error in self.refused]}
 
 
@@ -81,6 +84,7 @@ class Store:
         self.paths = paths
         self.index = MemoryIndex(paths)
         self._written: set[str] = set()
+        self.set_aside: list[str] = []  # unreadable files a write replaced, where their bytes are kept
 
     @classmethod
     def for_cwd(cls, project: str | None = None) -> Store:
@@ -157,10 +161,20 @@ class Store:
         return anchor_hashes(self.paths.root, list(globs), MAX_ANCHOR_FILES)
 
     def _check(self, memory: Memory, *, new: bool) -> None:
+        # an absolute path inside the project is made relative; one outside is refused where it is typed (remember,
+        # import), not here: forgetting or editing an old memory that holds one must not fail (verify names it)
+        if all(isinstance(p, str) for p in memory.paths):
+            memory.paths = [to_project(p, self.paths.root, strict=False) for p in memory.paths]
+        if all(isinstance(t, str) for t in memory.triggers):
+            memory.triggers = triggers_to_project(memory.triggers, self.paths.root, strict=False)
         memory.validate()
         refuse_secrets(text_fields(memory), self.paths.root)
         if new and self.locate(memory.id) is not None:
-            raise ValidationError(f"a memory with id {memory.id!r} exists already")
+            raise ValidationError(
+                f"a memory with id {memory.id!r} exists already; nothing was written",
+                hint=f"leave --id out for a new id; `gate show {memory.id}` shows that one, `gate edit {memory.id}` "
+                f"changes it, and --supersedes {memory.id} replaces it with the new one",
+            )
         for link in memory.links:
             if self.locate(link.target) is None:
                 raise ValidationError(
@@ -188,7 +202,7 @@ class Store:
 
         `refuse_duplicates` (`gate remember` without --new): a fact that restates a live memory it does not
         link to is refused with DuplicateError."""
-        if not memory.project:
+        if not memory.project and memory.scope != "team":  # a team file names no machine path (_as_written)
             memory.project = self.paths.root
         for old_id in dict.fromkeys(supersedes):
             if not any(link.type == "supersedes" and link.target == old_id for link in memory.links):
@@ -262,7 +276,17 @@ class Store:
         except FileNotFoundError:
             return
         except CorruptMemoryFile:
-            return  # nothing readable to keep (`gate doctor` lists the file); the write repairs it
+            # no version can be made of it, but its bytes may be all there is of the memory: kept aside, never
+            # dropped by the write that repairs it
+            try:
+                payload = path.read_bytes()
+            except OSError:
+                return
+            history = self.history(scope)
+            self.set_aside.append(history.keep_unreadable(memory_id, payload))
+            if prune:
+                history.prune()
+            return
         history = self.history(scope)
         history.save(previous, scope, action)
         if prune:
@@ -317,19 +341,23 @@ class Store:
         secrets). Every refused line is reported with its number. Without `skip_refused` a refused line means
         nothing is written; with it, the rest is written (and a line whose link pointed at a refused one is
         refused in turn). `replace`: a line whose id exists writes over that memory, whose version is kept in
-        the history; without it, such a line is refused."""
+        the history; without it, such a line is refused. A line that is the memory as the store already holds
+        it (an unchanged export imported again) is neither: it is counted as unchanged and nothing is written."""
         report = ImportReport()
         accepted: dict[str, tuple[int, Memory]] = {}
+        unchanged: set[str] = set()
         existing = self.existing_ids()  # one listing, not three stats per line (imports run to 100k lines)
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
-                memory = self._import_line(line, accepted, existing, replace=replace)
+                memory, same = self._import_line(line, accepted, existing, replace=replace)
             except (ValueError, ValidationError) as error:
-                report.refused.append((number, str(error)))
+                report.refused.append((number, _refusal(error)))
                 continue
             accepted[memory.id] = (number, memory)
+            if same:
+                unchanged.add(memory.id)
         _refuse_dangling_links(accepted, existing, report)
         report.refused.sort()
         if report.refused and not skip_refused:
@@ -338,7 +366,8 @@ class Store:
                 f"{source_name}: {len(report.refused)} line(s) refused — {named}",
                 hint="nothing was imported; fix those lines, or --skip-refused imports the rest",
             )
-        parsed = [memory for _, memory in accepted.values()]
+        report.unchanged = [m.id for _, m in accepted.values() if m.id in unchanged]
+        parsed = [memory for _, memory in accepted.values() if memory.id not in unchanged]
         replaced = [m for m in parsed if m.id in existing]
         fresh = [m for m in parsed if m.id not in existing]
         if any(m.scope == "private" for m in parsed):
@@ -361,25 +390,42 @@ class Store:
 
     def _import_line(
         self, line: str, accepted: dict[str, tuple[int, Memory]], existing: set[str], *, replace: bool
-    ) -> Memory:
+    ) -> tuple[Memory, bool]:
+        """The memory of one line, and whether the store holds it as it is already."""
         data = json.loads(line)
         if not isinstance(data, dict):
             raise ValidationError("a line must be a JSON object")
-        data.setdefault("project", self.paths.root)
+        if not data.get("project"):
+            data["project"] = self.paths.root
+        fields_to_project(data, self.paths.root)  # an absolute path inside the project: made relative
         if data.get("id") is not None and not ID_PATTERN.match(str(data["id"])):
             raise ValidationError(f"invalid id {data['id']!r}")
         memory = Memory.from_dict(data)
         if memory.id in accepted:
             raise ValidationError(f"id {memory.id!r} is not unique (line {accepted[memory.id][0]} has it too)")
+        same = False
         if memory.id in existing:
-            if not replace:
-                raise ValidationError(f"id {memory.id!r} exists in the store (--replace writes over it)")
             path = self.locate(memory.id)
             where = self._scope_of(path) if path is not None else memory.scope
             if where != memory.scope:
                 raise ValidationError(f"id {memory.id!r} exists in the {where} store, not the {memory.scope} one")
+            same = path is not None and self._holds(path, memory)
+            if not same and not replace:
+                raise ValidationError(
+                    f"id {memory.id!r} exists in the store, and differs from this line (--replace writes over it)"
+                )
         refuse_secrets(text_fields(memory), self.paths.root)
-        return memory
+        return memory, same
+
+    @staticmethod
+    def _holds(path: Path, memory: Memory) -> bool:
+        """Whether the file at `path` is `memory` as it would be written (an unreadable file is not)."""
+        try:
+            current = read_memory(path)
+        except (CorruptMemoryFile, OSError):
+            return False
+        current.scope = memory.scope
+        return _as_written(current).to_dict() == _as_written(memory).to_dict()
 
     # --- index --------------------------------------------------------------------------------------------------
     def catch_up(self, *, deep: bool = False) -> CatchUp:
@@ -393,12 +439,20 @@ class Store:
 
 def _as_written(memory: Memory) -> Memory:
     """The memory as its file records it: a `superseded` status (written by earlier versions, or read back from
-    a derived record) becomes active; the successor's link is what supersedes it."""
-    if memory.status != "superseded":
+    a derived record) becomes active; the successor's link is what supersedes it. A team memory names no
+    project: its file is committed, and the author's checkout path (home directory, user name) must not go into
+    the repository; the team store lies in the project, so the file belongs to whichever checkout holds it (the
+    cross-project filters apply to private memories, whose store is outside the project)."""
+    changes: dict[str, str] = {}
+    if memory.status == "superseded":
+        changes["status"] = "active"
+    if memory.scope == "team" and memory.project:
+        changes["project"] = ""
+    if not changes:
         return memory
     from dataclasses import replace
 
-    return replace(memory, status="active")
+    return replace(memory, **changes)
 
 
 def _refuse_dangling_links(accepted: dict[str, tuple[int, Memory]], existing: set[str], report: ImportReport) -> None:
@@ -440,3 +494,12 @@ def health(paths: ProjectPaths) -> dict[str, Any]:
         "counts": counts,
         "by_kind": by_kind,
     }
+
+
+def _refusal(error: Exception) -> str:
+    """Why an import line was refused, in words: Python's own for a line that is not JSON ("Expecting value:
+    line 1 column 1 (char 0)") name a line and a char the user cannot see."""
+    if isinstance(error, json.JSONDecodeError):
+        return f"not JSON ({error.msg} at column {error.colno}); each line must be one JSON object, as `gate export` " \
+            "writes"
+    return str(error)

@@ -159,11 +159,14 @@ def window_state(trigger: dict[str, object], now: float) -> str:
     return "open"
 
 
+_WORDLIKE = r"[a-z][a-z_-]{0,19}"  # a clause name as people mistype one: never a secret (compiled on use)
+
+
 def _shape(spec: str) -> str:
     """A spec named by its clause names only: an error message must never repeat a value (it may be a secret
     that the store is about to refuse)."""
     names = [part.partition(":")[0].strip().lower() for part in _patterns()["split"].split(spec)]
-    known = [name if name in CLAUSES else "?" for name in names]
+    known = [name if name in CLAUSES or re.fullmatch(_WORDLIKE, name) else "?" for name in names]
     return "'" + ",".join(f"{name}:…" for name in known) + "'"
 
 
@@ -177,7 +180,10 @@ def split_clauses(spec: str) -> list[tuple[str, str]]:
         name, sep, value = part.partition(":")
         name = name.strip().lower()
         if not sep or name not in CLAUSES:
-            raise _fail(spec, "every clause is NAME:VALUE with NAME one of " + ", ".join(CLAUSES))
+            # A word-like name is quoted back (it is no secret); anything else is not repeated (see _shape).
+            what = f"{name!r} is not a clause name" if sep and re.fullmatch(_WORDLIKE, name) else (
+                "a clause has no NAME:" if not sep else "a clause name is not one gate knows")
+            raise _fail(spec, f"{what}; every clause is NAME:VALUE with NAME one of " + ", ".join(CLAUSES))
         clauses.append((name, value.strip()))
     return clauses
 

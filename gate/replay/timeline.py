@@ -198,16 +198,7 @@ def read_timeline(path: str) -> Timeline:
                 if entry.get("isApiErrorMessage") is True:
                     continue  # an API error ends the turn without a Stop (StopFailure)
                 for use in _tool_uses(entry):
-                    walk.emit(
-                        {
-                            "hook_event_name": "PreToolUse",
-                            "tool_name": str(use.get("name", "")),
-                            "tool_input": use.get("input") if isinstance(use.get("input"), dict) else {},
-                            "tool_use_id": str(use.get("id", "")),
-                        },
-                        number,
-                        offset,
-                    )
+                    walk.emit(_tool_event(use), number, offset)
                     if subagents is None:
                         subagents = kept_subagents(path)
                     spawned = subagents.pop(str(use.get("id", "")), None) if subagents else None
@@ -279,17 +270,7 @@ def _subagent_steps(walk: _Walk, subagent: tuple[str, str, str], line: int, end:
         if entry is None or entry.get("type") != "assistant" or entry.get("isApiErrorMessage") is True:
             continue
         for use in _tool_uses(entry):
-            walk.emit(
-                {
-                    "hook_event_name": "PreToolUse",
-                    "tool_name": str(use.get("name", "")),
-                    "tool_input": use.get("input") if isinstance(use.get("input"), dict) else {},
-                    "tool_use_id": str(use.get("id", "")),
-                    **fields,
-                },
-                line,
-                end,
-            )
+            walk.emit(_tool_event(use, fields), line, end)
         text = entry_text(entry)
         if text.strip():
             last_text = text
@@ -305,3 +286,14 @@ def _subagent_steps(walk: _Walk, subagent: tuple[str, str, str], line: int, end:
         end,
     )
     walk.timeline.subagents += 1
+
+
+def _tool_event(use: dict[str, Any], fields: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The PreToolUse event the CLI sends for one recorded tool call (a subagent's carries its agent fields)."""
+    return {
+        "hook_event_name": "PreToolUse",
+        "tool_name": str(use.get("name", "")),
+        "tool_input": use.get("input") if isinstance(use.get("input"), dict) else {},
+        "tool_use_id": str(use.get("id", "")),
+        **(fields or {}),
+    }

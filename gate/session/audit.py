@@ -138,19 +138,26 @@ def write_audit(
     _append(audit_log_file(), json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n", max_bytes)
 
 
-def write_error(event: str, error: BaseException) -> None:
-    """One line per failure: where and what, never the input (it may hold a prompt or a secret)."""
+def write_error(event: str, error: BaseException, project: str | None = None, kind: str | None = None) -> None:
+    """One line per failure: where and what, never the input (it may hold a prompt or a secret). The project
+    (default: $CLAUDE_PROJECT_DIR) lets `gate doctor` count only its own project's lines in this shared log;
+    kind "setting" marks a bad setting the hook skipped (it went on with the default: not a fail-open);
+    `synthetic` marks a line of doctor's own test runs."""
     message = _redact_text(str(error).replace("\n", " ")[:300], frozenset())
-    line = json.dumps(
-        {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z",
-            "event": event,
-            "error": type(error).__name__,
-            "message": message,
-        },
-        separators=(",", ":"),
-    )
-    _append(error_log_file(), line + "\n", 5_000_000)
+    record: dict[str, Any] = {
+        "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z",
+        "event": event,
+        "error": type(error).__name__,
+        "message": message,
+    }
+    project = project or os.environ.get("CLAUDE_PROJECT_DIR", "")
+    if project:
+        record["project"] = str(project)[:1000]
+    if kind:
+        record["kind"] = kind
+    if os.environ.get("GATE_DOCTOR"):
+        record["synthetic"] = True
+    _append(error_log_file(), json.dumps(record, separators=(",", ":")) + "\n", 5_000_000)
 
 
 def read_audit(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:

@@ -106,14 +106,14 @@ def render_text(report: dict[str, Any]) -> str:
         lines = [f"gate stats — {report['message']}", f"hint: {report['hint']}"]
         store = report["health"]["store"]
         if store["active"]:
-            lines.append(f"store: {store['active']} active memories ({_counts(store['by_kind'])})")
+            lines.append(f"store: {_n(store['active'], 'active memory', _ACTIVE)} ({_counts(store['by_kind'])})")
         return "\n".join(lines)
     filters = report["filters"]
     scope = filters["project"] or "all projects"
     if filters["session"]:
         scope += f", session {filters['session']}"
     lines = [
-        f"gate stats — {scope} · {report['sessions']} sessions, {report['evaluations']} evaluations, "
+        f"gate stats — {scope} · {_n(report['sessions'], 'session')}, {_n(report['evaluations'], 'evaluation')}, "
         f"{str(report['first'])[:16]} → {str(report['last'])[:16]}",
         "",
     ]
@@ -122,29 +122,30 @@ def render_text(report: dict[str, Any]) -> str:
     suppressed = sum(g["suppressed"] for g in gates.values())
     dropped = sum(g["dropped_over_budget"] for g in gates.values())
     lines += [
-        f"Recall gate: {recall['prompts']} prompts → {recall['fires']} fired ({_pct(recall['fire_rate'])}): "
+        f"Recall gate: {_n(recall['prompts'], 'prompt')} → {recall['fires']} fired ({_pct(recall['fire_rate'])}): "
         f"{_by_reason(recall['fires_by_reason'])}",
         f"  skipped: {_by_reason(recall['skips_by_reason'])}",
         f"  suppressed by the ledger (already delivered): {suppressed} · dropped at the budget: {dropped}",
     ]
     start = gates["session_start"]
     if start["evaluations"]:
-        lines.append(f"Session start: {start['fires']} injections ({_by_reason(start['fires_by_reason'])}): "
-                     f"{start['delivered']} memories in full, {start.get('indexed', 0)} index lines")
+        lines.append(f"Session start: {_n(start['fires'], 'injection')} ({_by_reason(start['fires_by_reason'])}): "
+                     f"{_n(start['delivered'], 'memory', _MEM)} in full, "
+                     f"{_n(start.get('indexed', 0), 'index line')}")
     for name, other in gates.items():
         if name not in ("recall", "session_start"):
             lines.append(f"{name.replace('_', ' ').capitalize()}: {other['fires']} of {other['evaluations']} fired")
     totals = report["injection"]["totals"]
     lines.append(
-        f"Delivered: {totals['delivered']} memories ({totals['distinct_delivered']} distinct; "
+        f"Delivered: {_n(totals['delivered'], 'memory', _MEM)} ({totals['distinct_delivered']} distinct; "
         f"{totals.get('delivered_at_prompts', 0)} at prompts, {totals.get('delivered_at_session_start', 0)} at "
-        f"session start, besides {totals.get('indexed', 0)} index lines), "
+        f"session start, besides {_n(totals.get('indexed', 0), 'index line')}), "
         f"{totals['chars']:,} chars ≈ {totals['tokens']:,} tokens "
         f"({totals['chars_per_fire']:,} chars/fire, {totals['chars_per_session']:,} chars/session)"
     )
     use = report["use"]
     if use["examined"]:
-        read = f"{use['transcripts_found']} transcripts read" + (
+        read = f"{_n(use['transcripts_found'], 'transcript')} read" + (
             f", {use['partial_reads']} only in part" if use["partial_reads"] else ""
         )
         lines.append(
@@ -165,8 +166,9 @@ def render_text(report: dict[str, Any]) -> str:
     if subagents.get("spawns") or subagents.get("tool_calls"):
         lines.append(
             f"Subagents (apart): {subagents['spawns']} spawned → {subagents['spawns_fired']} given memory for their "
-            f"task ({subagents['delivered_at_spawn']} memories); inside {subagents['subagents_seen']} subagents, "
-            f"{subagents['anchor_fires']} of {subagents['tool_calls']} tool calls anchored "
+            f"task ({_n(subagents['delivered_at_spawn'], 'memory', _MEM)}); "
+            f"inside {_n(subagents['subagents_seen'], 'subagent')}, "
+            f"{subagents['anchor_fires']} of {_n(subagents['tool_calls'], 'tool call')} anchored "
             f"{subagents['delivered_by_anchors']}; {subagents['chars']:,} chars ≈ {subagents['tokens']:,} tokens"
             + (f"; blocked {subagents['blocked']}" if subagents["blocked"] else "")
         )
@@ -174,12 +176,13 @@ def render_text(report: dict[str, Any]) -> str:
     out = wb["outcomes"]
     lines += [
         "",
-        f"Write-back gate: {wb['turns']} turns ended, {wb['consequential_turns']} consequential",
+        f"Write-back gate: {_n(wb['turns'], 'turn')} ended, {wb['consequential_turns']} consequential",
         f"  blocked {wb['blocks']} → stored {out['stored']} · acknowledged {out['acknowledged']} · "
         f"ignored {out['ignored']}" + (f" · pending {out['pending']}" if out["pending"] else ""),
         f"  stored without being asked: {wb['voluntary']['stored']}"
         + (f" (+{wb['voluntary']['acknowledged']} said already saved)" if wb["voluntary"]["acknowledged"] else ""),
-        f"  cap ({wb['cap']}/session) reached in {wb['sessions_at_cap']} sessions, {wb['capped_turns']} turns let pass",
+        f"  cap ({wb['cap']}/session) reached in {_n(wb['sessions_at_cap'], 'session')}, "
+        f"{_n(wb['capped_turns'], 'turn')} let pass",
     ]
     rem = wb.get("reminders")
     if rem and (rem["deferred_turns"] or rem["reminded"]):  # reminders apart from blocks (gate/gates/reminder.py)
@@ -215,10 +218,19 @@ def render_text(report: dict[str, Any]) -> str:
     lines.append(failed)
     store = health["store"]
     lines.append(
-        f"  store: {store['active']} active memories — {_counts(store['by_kind'])}; {_counts(store['by_scope'])}"
-        + (f"; {store['corrupt']} corrupt files" if store["corrupt"] else "")
+        f"  store: {_n(store['active'], 'active memory', _ACTIVE)} — {_counts(store['by_kind'])}; "
+        f"{_counts(store['by_scope'])}"
+        + (f"; {_n(store['corrupt'], 'corrupt file')}" if store["corrupt"] else "")
     )
     return "\n".join(lines)
+
+
+_MEM, _ACTIVE = "memories", "active memories"
+
+
+def _n(count: int, word: str, plural: str | None = None) -> str:
+    """"1 session", "2 sessions": a count with its noun in the right number."""
+    return f"{count} {word if count == 1 else plural or word + 's'}"
 
 
 def _counts(counts: dict[str, int]) -> str:

@@ -1,7 +1,8 @@
 """What `gate doctor` looks at, one module per check: the wiring in every settings file (coverage) and the
 plugin (plugin), each hook run once for real (hooks), the store (store), the config (config), the rules
-(rules), recent hook failures (errors), other memory tools (competition) and PATH (path). It informs; it
-changes nothing (except starting the plugin's first-use setup, which running its hook does by design).
+(rules), a mute in force (mute), recent hook failures (errors), other memory tools (competition) and PATH
+(path). It informs; it changes nothing (except starting the plugin's first-use setup, which running its hook
+does by design).
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ from gate.install.diagnose.base import Check, Settings
 from gate.install.diagnose.competition import competitors
 from gate.install.diagnose.config import config_health
 from gate.install.diagnose.coverage import coverage, settings_wiring
+from gate.install.diagnose.errors import clear as clear_errors
 from gate.install.diagnose.errors import recent_failures
 from gate.install.diagnose.hooks import run_hooks
+from gate.install.diagnose.mute import mute_state
 from gate.install.diagnose.path import path_info
 from gate.install.diagnose.plugin import plugin_wiring
 from gate.install.diagnose.rules import rules_health
 from gate.install.diagnose.store import store_health
 
-__all__ = ["Check", "as_json", "diagnose"]
+__all__ = ["Check", "as_json", "clear_errors", "diagnose"]
 
 
 def diagnose(root: Path, run: bool = True) -> list[Check]:
@@ -31,7 +34,8 @@ def diagnose(root: Path, run: bool = True) -> list[Check]:
     checks += plugin_checks
     wired = wired_settings + wired_plugin
     checks += coverage(wired, settings.paths.get("project"))
-    checks += recent_failures()  # before the runs below, whose own failures are reported on their own
+    checks += mute_state(root)
+    checks += recent_failures(root)  # before the runs below, whose own failures are reported on their own
     if run:
         checks += run_hooks(wired, root)
     checks += store_health(root)

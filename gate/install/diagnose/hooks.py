@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.install.diagnose.base import Check, Wired, event_order
+from gate.install.diagnose.errors import parse
 from gate.install.diagnose.plugin import plugin_not_ready
 from gate.paths import error_log_file
 
@@ -43,6 +44,11 @@ def _new_errors(since: int) -> list[str]:
             return [line.decode("utf-8", "replace").strip() for line in handle if line.strip()]
     except OSError:
         return []
+
+
+def _ours(record: dict[str, Any], root: Path) -> bool:
+    project = record.get("project")
+    return not (isinstance(project, str) and project and os.path.realpath(project) != os.path.realpath(root))
 
 
 def _valid_answer(event: str, stdout: str) -> str | None:
@@ -106,7 +112,11 @@ def run_hooks(wired: list[Wired], root: Path) -> list[Check]:
             problem = f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
         else:
             problem = _valid_answer(w.event, proc.stdout)
-        failures = _new_errors(errors_before)
+        logged = _new_errors(errors_before)
+        # A bad setting is skipped with a line of kind "setting" and the hook goes on with the default: not a
+        # fail-open (the config check names the setting and the fix). Another project's line is not ours.
+        skipped = [line for line in logged if parse(line).get("kind") == "setting"]
+        failures = [line for line in logged if line not in skipped and _ours(parse(line), root)]
         setting_up = bool(w.env) and problem is None and not proc.stdout.strip() and plugin_not_ready(w.env)
         if problem is None and failures and not setting_up:
             problem = f"it failed open (error log: {failures[-1][:300]})"
@@ -129,14 +139,12 @@ def run_hooks(wired: list[Wired], root: Path) -> list[Check]:
             )
         else:
             slow = latency_ms > w.timeout * 1000 / 2
-            checks.append(
-                Check(
-                    "hooks",
-                    "warn" if slow else "ok",
-                    f"{w.event}: answered in {latency_ms} ms" + (" (over half its timeout)" if slow else ""),
-                    details=details,
-                )
-            )
+            note = " (over half its timeout)" if slow else ""
+            if skipped:
+                note += f"; it skipped {len(skipped)} bad setting{'' if len(skipped) == 1 else 's'} and used " \
+                    "the default (see config below)"
+            message = f"{w.event}: answered in {latency_ms} ms{note}"
+            checks.append(Check("hooks", "warn" if slow else "ok", message, details=details))
     _forget_session(session)
     return checks
 

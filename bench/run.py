@@ -46,6 +46,7 @@ FLOOR = "floor: stdlib hook (read stdin, print JSON)"
 NOSHIFT = "gate recall hook, no-shift prompt"
 SHIFT = "gate recall hook, shift prompt (hits)"
 SEARCH = "gate search"
+START = "gate session-start hook (standing memories + index)"
 PEER_FTS5 = "peer: sqlite FTS5 bm25 hook"
 PEER_SCAN = "peer: markdown-scan hook (python)"
 PEER_GREP = "peer: grep -rilF over markdown files"
@@ -140,7 +141,9 @@ def parse_args(argv: list[str] | None) -> Options:
         "snapshot of the last commit (default: the installed gate, i.e. the working tree)",
     )
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--only", choices=["subagents"], help="run one section alone (at the smallest store size)")
+    parser.add_argument("--only", choices=["recall", "subagents"],
+                        help="run one section alone: recall (the recall and session-start rows, at every store size) "
+                             "or subagents (at the smallest store size)")
     args = parser.parse_args(argv)
     quick = args.quick
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1000] if quick else [1000, 10000, 100000])
@@ -365,6 +368,21 @@ def recall_candidates(
     return noshift, shift
 
 
+def session_start_candidate(gate: Gate, store: Store, home: Path, label: str) -> Candidate:
+    """The SessionStart hook of a new session: standing memories, then the index tier (fresh session per run)."""
+
+    def event(index: int) -> bytes:
+        return json.dumps({
+            "session_id": prompts.session_id(f"{label}-start", index), "transcript_path": "",
+            "cwd": str(store.project), "hook_event_name": "SessionStart", "source": "startup",
+        }).encode()
+
+    return Candidate(
+        START, gate.hook, stdin=event, env=gate.env(home, store.project), cwd=store.project,
+        check=check_context("MEMORY:"), note="fresh session per run",
+    )
+
+
 def search_candidate(gate: Gate, store: Store, home: Path, max_seconds: float, name: str = SEARCH) -> Candidate:
     return Candidate(
         name,
@@ -409,17 +427,18 @@ def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) ->
     group: list[Candidate] = [floor]
     extra: list[Result] = []
     if gate.missing:
-        extra = skipped([NOSHIFT, SHIFT, SEARCH], gate.missing)
+        extra = skipped([NOSHIFT, SHIFT, START, SEARCH], gate.missing)
     else:
         noshift, shift = recall_candidates(opts, gate, store, store.home, transcript, f"recall-{store.size}")
-        group += [noshift, shift, search_candidate(gate, store, store.home, opts.slow_cap_s)]
+        group += [noshift, shift, session_start_candidate(gate, store, store.home, f"recall-{store.size}"),
+                  search_candidate(gate, store, store.home, opts.slow_cap_s)]
     group += peers
     _log(f"recall at {store.size:,} memories: {len(group)} candidates x {opts.runs} runs")
     notes: list[str] = []
     results = measure_group(
         group, opts.runs, opts.warmup, seed=opts.seed + store.size, progress=_log, python=opts.python, notes=notes
     )
-    order = [FLOOR, NOSHIFT, SHIFT, SEARCH, PEER_FTS5, PEER_SCAN, PEER_GREP]
+    order = [FLOOR, NOSHIFT, SHIFT, START, SEARCH, PEER_FTS5, PEER_SCAN, PEER_GREP]
     by_name = {**results, **{r.name: r for r in extra}}
     return Section(
         key=f"recall-{store.size}",
@@ -607,6 +626,7 @@ def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
     return [
         ratio(f"recall hook, shift / floor, {at}", (recall, SHIFT), (recall, FLOOR), "<=", 1.5),
         ratio(f"recall hook, no-shift / floor, {at}", (recall, NOSHIFT), (recall, FLOOR), "<=", 1.2),
+        ratio(f"session-start hook with the index / floor, {at}", (recall, START), (recall, FLOOR), "<=", 2.0),
         ratio(
             f"Stop hook, {format_size(large_t)} / {format_size(small_t)} transcript",
             ("stop", stop_row(large_t)),
@@ -679,17 +699,17 @@ def main(argv: list[str] | None = None) -> int:
         ]
         recall_transcript = transcripts[0].path
         stores: dict[int, Store] = {}
-        for size in opts.sizes if opts.only is None else [min(opts.sizes)]:
+        for size in opts.sizes if opts.only != "subagents" else [min(opts.sizes)]:
             stores[size] = build_store(size, opts, work, gate)
             _log(stores[size].setup[-1])
-            if opts.only is None:
+            if opts.only in (None, "recall"):
                 sections[f"recall-{size}"] = recall_section(opts, gate, stores[size], recall_transcript)
         if opts.only is None:
             sections["stop"] = stop_section(opts, gate, stores[min(opts.sizes)], transcripts)
             remember_store = stores.get(opts.remember_size) or build_store(opts.remember_size, opts, work, gate)
             for section in write_read_sections(opts, gate, remember_store, recall_transcript):
                 sections[section.key] = section
-        if not gate.missing:
+        if not gate.missing and opts.only in (None, "subagents"):
             sections["subagents"] = subagents_section(opts, gate, stores[min(opts.sizes)], recall_transcript)
     finally:
         if opts.keep:

@@ -18,6 +18,7 @@ ROWS = [
     "floor: stdlib hook (read stdin, print JSON)",
     "gate recall hook, no-shift prompt",
     "gate recall hook, shift prompt (hits)",
+    "gate session-start hook (standing memories + index)",
     "gate search",
     "peer: sqlite FTS5 bm25 hook",
     "peer: markdown-scan hook (python)",
@@ -56,4 +57,4 @@ def test_quick_bench_fills_every_row(tmp_path: Path) -> None:
         assert not row["skipped"], f"{row['name']}: skipped ({row['skipped']})"
         assert row["n"] >= 1 and row["median_ms"] > 0 and row["peak_rss_mb"] > 0, row["name"]
         assert row["failures"] == 0, f"{row['name']}: {row['first_failure']}"
-    assert len(data["targets"]) == 9
+    assert len(data["targets"]) == 10

@@ -172,7 +172,8 @@ def test_session_start_context_keeps_its_framing(project: Path, poisoned: dict[s
     text = answer["hookSpecificOutput"]["additionalContext"]
     delivered = last_audit()["delivered"]
     assert "team-created" in delivered and "team-task" in delivered
-    check_framing(text, "session_start", "MEMORY:", delivered)
+    # the standing memories in full, then the index lines (framed the same way: one memory line each)
+    check_framing(text, "session_start", "MEMORY:", delivered + last_audit()["indexed"])
     lines = text.split("\n")
     line = next(line for line in lines if line.startswith("- team-created · "))
     assert "[team]" in line

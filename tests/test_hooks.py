@@ -110,7 +110,9 @@ def test_session_start_injects_directives_and_open_tasks(project: Path, seeded, 
     text = context_of(out, "SessionStart")
     assert seeded["directive"] in text and "Never push to main" in text
     assert seeded["task"] in text
-    assert seeded["waterfall"] not in text
+    # Other memories stand in the index (one line each), not delivered in full: their cued moment still comes.
+    assert f"{seeded['waterfall']} · decision" in text and "30 days overdue" in text
+    assert seeded["waterfall"] not in audit()[-1]["delivered"] and seeded["waterfall"] in audit()[-1]["indexed"]
 
 
 def fix_turn(path: Path, *, store: bool = False) -> Path:

@@ -45,6 +45,12 @@ FLOORS = {
     "writeback": {"precision": 0.30, "recall": 0.22, "recall_blocked_or_reminded": 0.50},
     "recall_shift": {"precision": 0.60, "recall": 0.45},
 }
+# Delivery on the frozen test split (issue 21, measured with the rules chosen on the dev split): expected
+# memories that reached the agent — index line or full text — 421 of 637 (0.66; 0.38 before); delivered in full
+# at a prompt 257 (0.40). Injected precision fell (0.22 before, 0.18 now) and noise rose (35 → 60 memories at
+# prompts that should get none): those two are asserted where they stand now, as the bounds not to cross.
+DELIVERY_FLOORS = {"recall": 0.65, "recall_prompt_time": 0.40, "injected_precision": 0.17}
+DELIVERY_CEILINGS = {"noise": 60, "leaks": 0}
 # ... and what must not rise: false blocks as a share of ordinary turns (measured 0.023), reminders on ordinary
 # turns per 100 turns (7.3), sessions of 10 turns or more that see a false block (7 of 20).
 CEILINGS = {
@@ -91,6 +97,22 @@ def test_the_frozen_test_split(mirror: Path, gate: str) -> None:
     below = [f"{m} {figures[m]} < {floor}" for m, floor in FLOORS[gate].items() if figures[m] < floor]
     above = [f"{m} {figures[m]} > {top}" for m, top in CEILINGS.get(gate, {}).items() if figures[m] > top]
     assert not below + above, (below + above, figures)
+
+
+def test_delivery_on_the_frozen_test_split(mirror: Path) -> None:
+    scores = _scores(TEST_LABELS / "delivery.jsonl", mirror)
+    assert not scores["unmatched"], scores["unmatched"][:5]
+    d = scores["delivery"]
+    keys = ("recall", "recall_prompt_time", "recall_session_start", "recall_index_only", "injected",
+            "injected_relevant", "injected_precision", "noise", "noise_prompts", "leaks")
+    figures = {k: d[k] for k in keys}
+    report("test split, delivery", figures)
+    report("test split, delivery by language", d["by_language"])
+    for measure, floor in DELIVERY_FLOORS.items():
+        assert figures[measure] >= floor, (measure, figures)
+    for measure, ceiling in DELIVERY_CEILINGS.items():
+        assert figures[measure] <= ceiling, (measure, figures)
+    assert d["leaks_measured"] and d["by_language"]["zh"]["expected"] > 0  # Chinese measured apart
 
 
 # --- 2. named behaviours: the hand-written sets ---------------------------------------------------------------

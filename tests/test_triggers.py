@@ -192,13 +192,15 @@ def _write(store: Path, memory_id: str, kind: str, **fields: object) -> None:
 
 def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> None:
     paths = ProjectPaths.for_cwd(project)
-    defaults = {"gotcha": ["paths"], "directive": ["event:session-start"], "preference": ["event:session-start"]}
+    defaults = {"gotcha": ["paths"], "directive": ["event:session-start"], "preference": ["event:session-start"],
+                "decision": ["event:session-start"]}
     store = Path(paths.private_store)
     _write(store, "m-gotcha", "gotcha", paths=["src/db/**"])
     _write(store, "m-plain", "finding", paths=["src/db/**"])  # findings do not fire on paths by default
     _write(store, "m-cmd", "finding", triggers=["command:make deploy,cooldown:1h"])
     _write(store, "m-dir", "directive")  # standing: the session-start gate has it from the index
-    _write(store, "m-pref", "preference")
+    _write(store, "m-pref", "preference")  # standing too, like directives (issue 21)
+    _write(store, "m-dec", "decision")  # not standing: its kind's default cue puts it in the table
     _write(store, "m-old", "gotcha", paths=["src/db/**"], status="forgotten")
     _write(store, "m-root", "gotcha", triggers=["path:**/*.sql"])
     # a file the index would skip as corrupt (unknown field) does not fire either
@@ -212,9 +214,9 @@ def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> N
     assert ids(table.path_triggers("src/db", with_root=False)) == {"m-gotcha"}
     assert ids(table.path_triggers("src/api/views.py")) == {"m-root"}
     assert ids(table.commands(lambda trigger: True)) == {"m-cmd"}
-    assert ids(table.event("session-start")) == {"m-pref"}
+    assert ids(table.event("session-start")) == {"m-dec"}
     head = json.loads((Path(cues.table_dir(paths)) / "head.json").read_text())
-    assert head["files"] == 8
+    assert head["files"] == 9
     # a new memory shows up on the next load (the directory changed); a changed default rebuilds the table
     _write(store, "m-new", "gotcha", triggers=["path:docs/**,expires:2020-01-01"])
     table = cues.load(paths, defaults)

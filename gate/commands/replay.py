@@ -32,7 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--compare", metavar="DIR", help="replay with the current rules and with DIR's; print only the differences"
     )
-    parser.add_argument("--labels", metavar="FILE", help="score the gates against the expected answers in FILE")
+    parser.add_argument("--labels", metavar="FILE", action="append",
+                        help="score the gates against the expected answers in FILE (repeatable: e.g. delivery "
+                             "and shift labels, scored side by side)")
     parser.add_argument("--root", metavar="DIR", help="with --labels: resolve transcript paths against DIR")
     parser.add_argument("--quiet", action="store_true", help="totals and scores only, no per-case lines")
     parser.add_argument("--steps", action="store_true", help="every hook event's answer, in order")
@@ -52,7 +54,7 @@ def _rules_dir(value: str | None, option: str) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gate.replay.labels import load_labels, score
+    from gate.replay.labels import load_labels, merged, score
     from gate.replay.report import compare_json, render_compare, render_replay, render_scores, replay_json
     from gate.replay.run import find_transcripts, replay_all
 
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     overlay = _rules_dir(args.rules, "--rules")
     compared = _rules_dir(args.compare, "--compare")
     project = ProjectPaths.for_cwd(args.project)
-    labels = load_labels(args.labels, args.root) if args.labels else None
+    labels = merged([load_labels(path, args.root) for path in args.labels]) if args.labels else None
     if labels is not None and not args.transcripts and not args.dir:
         transcripts = labels.transcripts
     else:

@@ -1,13 +1,17 @@
-"""The recall gate (UserPromptSubmit): search memory and inject what it found — on a topic shift, or when the
-prompt names memories not yet delivered (two of its terms together in one memory's title, tags or cues).
+"""The recall gate (UserPromptSubmit): search memory for what the session is doing and inject what stands out.
 
-Silent unless there is something to read: trivial prompts, follow-ups that name nothing new, and searches that
-find nothing pass without a word. What was delivered in this compaction window is not repeated.
+The query is the current activity (gate/gates/activity.py): the prompt, the reply it answers, what the last
+turn touched; a prompt with no content of its own ("yes", "2") is searched by the reply it answers. A memory is
+delivered when its score, standardised over the store's scores for that query, passes a floor that means the
+same in a store of 20 memories and of 100,000 (rules/recall.toml [fire]), at most k a prompt, never twice in a
+compaction window. Whether the prompt shifts the topic (gate/gates/topic.py) is the reason given, not a
+precondition. A follow-up none of whose pairs of terms names an undelivered memory (the cue table's pair
+filter answers without the index) stays silent without opening the index.
 """
 
 from __future__ import annotations
 
-from gate.gates import topic
+from gate.gates import activity, topic
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.gates.prompt_cues import on_prompt, withheld
 from gate.memory.cues import named_terms  # (loaded already: the prompt cues read the cue table)
@@ -20,12 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gate.memory.cues import PairFilter
-    from gate.memory.search import Hit
-
-
-def _passes_floor(hit: Hit, query_size: int, floor: dict[str, Any]) -> bool:
-    needed = 1 if query_size <= int(floor.get("short_prompt_terms", 2)) else int(floor.get("min_matched_terms", 2))
-    return len(hit.matched) >= needed
+    from gate.memory.search import Hit, SearchResult
 
 
 def _pair_filter(ctx: HookContext) -> PairFilter | None:
@@ -43,15 +42,15 @@ def _pair(first: str, second: str) -> str:
 
 
 def _named_pairs(pairs: PairFilter | None, query: list[str], spent: set[str], most_terms: int = 24) -> int:
-    """How many pairs of the query's terms name some memory together (0 without a filter), leaving out the
-    pairs that name a memory already delivered in this window."""
+    """1 when some pair of the query's terms (its strongest first) names a memory together, leaving out the pairs
+    that name a memory already delivered in this window; else 0 (also without a filter). It stops at the first:
+    with the reply's terms a query has hundreds of pairs, and a silent prompt pays for each probe."""
     if pairs is None:
         return 0
     terms = query[:most_terms]
-    return sum(
-        1 for i, a in enumerate(terms) for b in terms[i + 1 :]
-        if _pair(a, b) not in spent and pairs.named_together(a, b)
-    )
+    return int(any(
+        _pair(a, b) not in spent and pairs.named_together(a, b) for i, a in enumerate(terms) for b in terms[i + 1 :]
+    ))
 
 
 def _spend(ledger: Ledger, records: list[dict[str, Any]]) -> None:
@@ -61,12 +60,6 @@ def _spend(ledger: Ledger, records: list[dict[str, Any]]) -> None:
         found = sorted(named_terms(record))
         spent.update((_pair(a, b), None) for i, a in enumerate(found) for b in found[i + 1 :])
     ledger.spent_pairs = list(spent)[-MAX_SPENT_PAIRS:]
-
-
-def _named(hit: Hit, query: list[str], relevance: dict[str, Any]) -> bool:
-    """Does the memory's title, tags or cues hold enough of the prompt's terms (as the pair filter counts them)?"""
-    named = set(named_terms(hit.record))
-    return sum(1 for t in query if t in named) >= int(relevance.get("min_named_terms", 2))
 
 
 def render(
@@ -109,6 +102,29 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         return outcome
 
 
+def _num(section: dict[str, Any], key: str, default: float) -> float:
+    value = section.get(key, default)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
+def _noise(ctx: HookContext, pairs: PairFilter | None) -> frozenset[str]:
+    """Terms of this project that say nothing about a prompt's subject: its path's words (and the recorded
+    session's folder, when replayed), and the words most memories share."""
+    cwd = ctx.event.get("cwd")
+    noise = topic.project_words(ctx.paths.root) | topic.project_words(cwd if isinstance(cwd, str) else "")
+    return noise | pairs.common if pairs is not None else noise
+
+
+def _last_reply(texts: list[str], chars: int) -> str:
+    """The end of what the assistant wrote last: the reply a prompt answers."""
+    text = ""
+    for part in reversed(texts):
+        text = f"{part}\n{text}" if text else part
+        if len(text) >= chars:
+            break
+    return text[-chars:]
+
+
 def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     prompt = ctx.event.get("prompt")
     if not isinstance(prompt, str):
@@ -116,70 +132,43 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("recall", True):
         return Outcome("skipped", "SKIP_MUTED", gate="recall")
     rules = ctx.rules("topic_shift")
-    floor = ctx.rules("recall").get("floor", {})
+    recall_rules = ctx.rules("recall")
+    floor = recall_rules.get("floor", {})
+    query_rules = recall_rules.get("query", {})
     prompt = prompt[: int(floor.get("max_prompt_chars", 6000))]
-    if topic.is_trivial(prompt, rules):
+    kind = topic.trivial_kind(prompt, rules)
+    if kind == "command" or (kind == "answer" and not query_rules.get("answers", True)):
         return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall")
-    ledger.prompts += 1
-    record = topic.TopicRecord.from_dict(ledger.topic)
-    # The previous reply matters: follow-ups reuse the words of the answer they follow.
+    pairs = _pair_filter(ctx)
+    analysed = topic.PromptText(prompt, rules, _noise(ctx, pairs))
+    # The previous turn matters: a follow-up reuses the words of the answer it follows, "yes" means its subject.
     previous = previous_turn(ctx.transcript_path, end=ctx.transcript_end)
     touched = previous.touched_files()
     forced = ledger.force_shift
-    cwd = ctx.event.get("cwd")  # (replayed: the recorded session's folder, whose words fill its prompts)
-    noise = topic.project_words(ctx.paths.root) | topic.project_words(cwd if isinstance(cwd, str) else "")
-    pairs = _pair_filter(ctx)
-    if pairs is not None:
-        noise = noise | pairs.common  # words most memories share name none of them
-    verdict = topic.assess(prompt, None if forced else record, touched, rules, previous.text, noise)
-    ledger.topic = topic.update(record, prompt, rules, touched, noise).to_dict()
+    record = topic.TopicRecord.from_dict(ledger.topic)
+    verdict = topic.assess(analysed, None if forced else record, touched, rules, previous.text, analysed.noise)
+    if kind is None:
+        ledger.prompts += 1
+        ledger.topic = topic.update(record, analysed, rules, touched, analysed.noise).to_dict()
     extra: dict[str, Any] = {"novelty": verdict.novelty, "terms": verdict.terms, "shift": verdict.shift}
-    if verdict.reason == "trivial":
+    reply = _last_reply(previous.assistant_texts, int(_num(query_rules, "reply_chars", 4000)))
+    query = activity.build(analysed, reply, touched, query_rules, rules, analysed.noise)
+    extra["query"] = query.to_json()
+    if not query.weights:
         return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall", extra=extra)
-    relevance = ctx.rules("recall").get("relevance", {})
-    query = topic.query_terms(prompt, rules, noise)
-    if not verdict.shift:
-        # No shift: memory is worth a look only when some memory is named by two of the prompt's terms together
-        # (the pair filter answers without the index; a follow-up that names nothing costs no search).
-        named = _named_pairs(pairs, query, set(ledger.spent_pairs)) if relevance.get("enabled", False) else 0
+    fire_rules = recall_rules.get("fire", {})
+    if not verdict.shift and fire_rules.get("pair_gate", True) and pairs is not None:
+        # Not a new subject: memory is worth a look only when two of the query's terms together name a memory
+        # not delivered in this window (the pair filter answers without the index: such a follow-up costs no
+        # search). Without a filter (a store too young to have one), search.
+        gate_terms = query.terms if query.content_free or fire_rules.get("pair_gate_reply", True) else \
+            query.prompt_terms
+        named = _named_pairs(pairs, gate_terms, set(ledger.spent_pairs))
         if not named:
             return Outcome("skipped", "SKIP_NO_SHIFT", gate="recall", extra=extra)
         extra["named_pairs"] = named
     if verdict.shift:
         ledger.force_shift = ""
-    index = ctx.index
-    index.catch_up_for_hook()
-    if not index.exists():
-        return Outcome("skipped", "SKIP_NO_INDEX", gate="recall", extra=extra)
-    hidden = withheld(ctx)  # expired or not yet due by their own triggers
-    max_hits = int(ctx.settings.get("recall_max_hits", 5))
-    from gate.memory.search import search  # only when there is reason to look: a follow-up never pays for it
-
-    result = search(
-        index, prompt, limit=max_hits, exclude=set(ledger.delivered) | hidden, terms=query, rules=ctx.rules("search"),
-    )
-    query_size = len(result.terms)
-    if verdict.shift:
-        hits = [hit for hit in result.hits if _passes_floor(hit, query_size, floor)]
-    else:  # no shift: only memories the prompt names in their title, tags or cues are worth interrupting for
-        hits = [hit for hit in result.hits if _named(hit, result.terms, relevance)]
-        if not hits:
-            extra["searched"] = "relevance"
-            return Outcome("skipped", "SKIP_NO_SHIFT", gate="recall", extra=extra)
-    for candidate in result.candidates:
-        if candidate.disposition == "ADMITTED" and candidate.id not in {h.id for h in hits}:
-            candidate.disposition = "BELOW_TERM_FLOOR"
-        elif candidate.id in hidden:
-            candidate.disposition = "OUTSIDE_WINDOW"
-    extra["trace"] = result.trace_json()
-    suppressed = [c.id for c in result.candidates if c.disposition == "ALREADY_DELIVERED"]
-    if not hits:
-        reason = "SUPPRESSED_ALREADY_DELIVERED" if suppressed else "SKIP_NO_HITS"
-        return Outcome("skipped", reason, gate="recall", suppressed=suppressed, extra=extra)
-    related = result.related if hits == result.hits else [
-        r for r in result.related if r.from_id in {h.id for h in hits}
-    ]
-    extra["related"] = [{"id": r.id, "edge": r.edge, "from": r.from_id} for r in related]  # for `gate trace`
     messages = ctx.rules("messages")["recall"]
     if forced == "compaction":
         reason_code, reason_text = "FIRED_AFTER_COMPACTION", messages["reason_compact"]
@@ -189,17 +178,50 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
         reason_code, reason_text = "FIRED_TOPIC_SHIFT", messages["reason_shift"]
     else:
         reason_code, reason_text = "FIRED_RELEVANT", messages.get("reason_relevant", messages["reason_shift"])
+    shown = verdict.terms if not query.content_free else []
+    # A prompt with content of its own asks about it: a memory only the reply or the touched files name is
+    # context, not an answer (rules/recall.toml [fire] min_prompt_terms).
+    own = set() if query.content_free else set(query.prompt_terms)
+    return deliver(ctx, ledger, query.terms, query.weights, reason_code, reason_text, shown, extra, own=own)
+
+
+def deliver(
+    ctx: HookContext,
+    ledger: Ledger,
+    terms: list[str],
+    weights: dict[str, float] | None,
+    reason_code: str,
+    reason_text: str,
+    shown_terms: list[str],
+    extra: dict[str, Any],
+    event_name: str = "UserPromptSubmit",
+    own: set[str] | frozenset[str] = frozenset(),
+) -> Outcome:
+    """Search for a query and deliver what passes the floor (rules/recall.toml [fire]), as one additionalContext
+    for `event_name`; what it delivers is marked in the ledger. Any caller with a query may use it (a subagent's
+    task, say: search_text() below)."""
+    index = ctx.index
+    index.catch_up_for_hook()
+    if not index.exists():
+        return Outcome("skipped", "SKIP_NO_INDEX", gate="recall", extra=extra)
+    hits, related, result = find(ctx, terms, weights, set(ledger.delivered), own)
+    extra["trace"] = result.trace_json()
+    suppressed = [c.id for c in result.candidates if c.disposition == "ALREADY_DELIVERED"]
+    if not hits:
+        reason = "SUPPRESSED_ALREADY_DELIVERED" if suppressed else "SKIP_NO_HITS"
+        return Outcome("skipped", reason, gate="recall", suppressed=suppressed, extra=extra)
+    extra["related"] = [{"id": r.id, "edge": r.edge, "from": r.from_id} for r in related]  # for `gate trace`
     from gate.render import budget_chars
 
     limit = budget_chars(int(ctx.settings.get("recall_budget_tokens", 1500)))
-    text, kept, dropped = render(reason_text, verdict.terms, hits, related, ctx, limit)
+    text, kept, dropped = render(reason_text, shown_terms, hits, related, ctx, limit)
     ledger.mark_delivered(kept)
     _spend(ledger, [h.record for h in hits if h.id in kept])
     ledger.injected_chars += len(text)
     return Outcome(
         "fired",
         reason_code,
-        output=additional_context("UserPromptSubmit", text),
+        output=additional_context(event_name, text),
         gate="recall",
         delivered=kept,
         suppressed=suppressed,
@@ -207,3 +229,67 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
         chars=len(text),
         extra=extra,
     )
+
+
+def find(
+    ctx: HookContext,
+    terms: list[str],
+    weights: dict[str, float] | None,
+    exclude: set[str],
+    own: set[str] | frozenset[str] = frozenset(),
+) -> tuple[list[Hit], list[Any], SearchResult]:
+    """The hits that pass the floor (rules/recall.toml [fire]) for a query, at most k, none of `exclude` nor
+    outside its time window, with their related memories and the search result (its trace). The index must
+    exist (the caller caught it up)."""
+    fire = ctx.rules("recall").get("fire", {})
+    hidden = withheld(ctx)  # expired or not yet due by their own triggers
+    most = min(int(ctx.settings.get("recall_max_hits", 5)), int(_num(fire, "max_per_prompt", 3)))
+    from gate.memory.search import search  # only when there is reason to look: a follow-up never pays for it
+
+    result = search(
+        ctx.index, "", limit=most, exclude=exclude | hidden, terms=terms, weights=weights,
+        rules=ctx.rules("search"), min_z=_num(fire, "min_z", 2.5), exact=bool(fire.get("exact", False)),
+        attainable=_num(fire, "attainable_share", 0.8), small_store=int(_num(fire, "small_store", 0)),
+        reference_store=int(_num(fire, "reference_store", 0)),
+    )
+    least = int(_num(fire, "min_matched_terms", 1))
+    least_own = int(_num(fire, "min_prompt_terms", 0)) if own else 0
+    hits = [hit for hit in result.hits
+            if len(hit.matched) >= least and sum(1 for t in hit.matched if t in own) >= least_own]
+    for candidate in result.candidates:
+        if candidate.disposition == "ADMITTED" and candidate.id not in {h.id for h in hits}:
+            candidate.disposition = "BELOW_TERM_FLOOR"
+        elif candidate.id in hidden:
+            candidate.disposition = "OUTSIDE_WINDOW"
+    related = result.related if hits == result.hits else [
+        r for r in result.related if r.from_id in {h.id for h in hits}
+    ]
+    return hits, related, result
+
+
+def task_query(ctx: HookContext, text: str, reply: str = "") -> activity.Activity | None:
+    """The query for a free text (a subagent's task, say) as for a prompt: its own terms, and the reply it
+    answers when there is one; None for a text that is no request (a slash command, a program's notice)."""
+    rules = ctx.rules("topic_shift")
+    recall_rules = ctx.rules("recall")
+    text = text[: int(recall_rules.get("floor", {}).get("max_prompt_chars", 6000))]
+    if topic.trivial_kind(text, rules) == "command":
+        return None
+    analysed = topic.PromptText(text, rules, _noise(ctx, _pair_filter(ctx)))
+    return activity.build(analysed, reply, (), recall_rules.get("query", {}), rules, analysed.noise)
+
+
+def search_text(
+    ctx: HookContext, ledger: Ledger, text: str, *, reply: str = "", event_name: str = "UserPromptSubmit",
+    reason_code: str = "FIRED_RELEVANT",
+) -> Outcome:
+    """Search memory for a free text (a subagent's task, a prompt) as the recall gate searches a prompt — the
+    same query weights, floor and cap, what this window delivered left out — and render the delivery."""
+    query = task_query(ctx, text, reply)
+    if query is None or not query.weights:
+        return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall")
+    extra: dict[str, Any] = {"query": query.to_json()}
+    messages = ctx.rules("messages")["recall"]
+    reason_text = messages.get("reason_relevant", messages["reason_shift"])
+    own = set() if query.content_free else set(query.prompt_terms)
+    return deliver(ctx, ledger, query.terms, query.weights, reason_code, reason_text, [], extra, event_name, own)

@@ -1,8 +1,13 @@
-"""SessionStart and PreCompact: standing directives and open tasks at the start of every context window.
+"""SessionStart and PreCompact: standing directives, the user's preferences and open tasks at the start of
+every context window, then an index of the project's memories (one line each: id · kind · date · fact).
 
 PreCompact only marks the boundary (and prints nothing: its stdout would reach the summarizer, and it must
 never block compaction). SessionStart with source=compact re-arms the ledger — everything may be delivered
 again — and re-injects; startup, resume and clear inject too.
+
+Standing memories are delivered in full (marked in the ledger). An index line is not: the memory's full
+delivery at its cued moment (the recall gate's search, a path cue) still comes. Which memories make the index,
+in what order and how many: rules/recall.toml [index].
 """
 
 from __future__ import annotations
@@ -13,24 +18,49 @@ from gate.render import budget_chars, fit, gate_command, index_line
 from gate.session.ledger import Ledger, clean_old_ledgers
 from gate.session.mute import muted_by
 
+TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
+
 STANDING_LIMIT = 50
+STANDING_KINDS = ("directive", "preference")  # with the tasks: delivered in full at every start
+
+
+def _of_kind(ctx: HookContext, kind: str, limit: int = STANDING_LIMIT) -> list[dict]:
+    """Active memories of one kind in this project and the user scope, newest first."""
+    project = ctx.paths.root
+    found = [
+        r for r in ctx.index.by_field("kind", kind, limit)
+        if r["status"] == "active" and (r.get("scope") != "private" or not r.get("project") or r["project"] == project)
+    ]
+    return sorted(found, key=lambda r: r.get("created", ""), reverse=True)
 
 
 def standing_memories(ctx: HookContext) -> tuple[list[dict], list[dict]]:
-    """Active directives and open tasks of this project and the user scope, newest first."""
+    """Active directives and the user's preferences (standing alike: they hold whatever a prompt names), and
+    open tasks, of this project and the user scope, newest first."""
     index = ctx.index
     index.catch_up_for_hook()
     if not index.exists():
         return [], []
-    directives = [r for r in index.by_field("kind", "directive", STANDING_LIMIT) if r["status"] == "active"]
-    tasks = [r for r in index.by_field("kind", "task", STANDING_LIMIT) if r["status"] == "active"]
-    project = ctx.paths.root
-    keep = [
-        r for r in directives + tasks
-        if r.get("scope") != "private" or not r.get("project") or r["project"] == project
-    ]
-    newest = sorted(keep, key=lambda r: r.get("created", ""), reverse=True)
-    return [r for r in newest if r["kind"] == "directive"], [r for r in newest if r["kind"] == "task"]
+    kinds = ctx.rules("recall").get("index", {}).get("standing", list(STANDING_KINDS))
+    standing = [r for kind in kinds if kind in STANDING_KINDS for r in _of_kind(ctx, kind)]
+    return standing, _of_kind(ctx, "task")
+
+
+def index_tier(ctx: HookContext, shown: set[str]) -> list[dict]:
+    """The memories of the index tier, in order: rules/recall.toml [index] kinds first to last, newest first
+    within a kind, at most max_lines, none already shown in full."""
+    conf = ctx.rules("recall").get("index", {})
+    if not conf.get("enabled", True) or not ctx.index.exists():
+        return []
+    most = int(conf.get("max_lines", 20))
+    picked: list[dict] = []
+    for kind in conf.get("kinds", []):
+        if len(picked) >= most:
+            break
+        picked += [r for r in _of_kind(ctx, str(kind)) if r["id"] not in shown][: most - len(picked)]
+    return picked
 
 
 def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
@@ -51,24 +81,42 @@ def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
         # A resumed conversation still holds what this window delivered (e.g. just after /compact).
         directives = [r for r in directives if r["id"] not in ledger.delivered]
         tasks = [r for r in tasks if r["id"] not in ledger.delivered]
-    if not directives and not tasks and not early and not late:
+    full = directives + tasks + early + late
+    listed = index_tier(ctx, {r["id"] for r in full} | (set(ledger.delivered) if source == "resume" else set()))
+    if not full and not listed:
         return Outcome("skipped", "SKIP_NOTHING_STANDING", gate="session_start", extra={"source": source})
     messages = ctx.rules("messages")["session_start"]
     header = [messages["reason_compact"] if source == "compact" else messages["header"]]
-    items: list[tuple[str, str]] = []
-    if directives:
-        items.append(("", messages["directives"]))
-        items += [(r["id"], index_line(r, with_body=True, root=ctx.paths.root)) for r in directives]
-    items += cue_items(ctx, early)
-    if tasks:
-        items.append(("", messages["tasks"]))
-        items += [(r["id"], index_line(r, root=ctx.paths.root)) for r in tasks]
-    items += cue_items(ctx, late)
-    footer = [provenance_note(ctx, directives + tasks + early + late), messages["footer"].format(gate=gate_command())]
     limit = budget_chars(int(ctx.settings.get("session_start_budget_tokens", 1000)))
-    text, kept, dropped = fit(header, items, footer, limit)
-    kept = [i for i in kept if i]
-    ledger.mark_delivered(kept)
+    items = _Items(limit)
+    rules_first = [r for r in directives if r["kind"] != "preference"]
+    preferences = [r for r in directives if r["kind"] == "preference"]
+    if rules_first:
+        items.add("", messages["directives"])
+        for r in rules_first:
+            items.add(r["id"], lambda r=r: index_line(r, with_body=True, root=ctx.paths.root))
+    if preferences:
+        items.add("", messages.get("preferences", messages["directives"]))
+        for r in preferences:
+            items.add(r["id"], lambda r=r: index_line(r, root=ctx.paths.root))
+    items.extend(cue_items(ctx, early))
+    if tasks:
+        items.add("", messages["tasks"])
+        for r in tasks:
+            items.add(r["id"], lambda r=r: index_line(r, root=ctx.paths.root))
+    items.extend(cue_items(ctx, late))
+    # The index comes last: what the budget leaves after the standing memories; every line's id marks it so
+    # the split below can tell it from a full delivery.
+    if listed:
+        items.add("", messages["index"].format(gate=gate_command()))
+        width = int(ctx.rules("recall").get("index", {}).get("title_chars", 120))
+        for r in listed:
+            items.add(INDEX_MARK + r["id"], lambda r=r: index_line({**r, "title": _short(r["title"], width)}))
+    footer = [provenance_note(ctx, full + listed), messages["footer"].format(gate=gate_command())]
+    text, kept, dropped = fit(header, items.items, footer, limit)
+    indexed = [i[len(INDEX_MARK):] for i in kept if i.startswith(INDEX_MARK)]
+    kept = [i for i in kept if i and not i.startswith(INDEX_MARK)]
+    ledger.mark_delivered(kept)  # the index lines are not: their memory's full delivery is still to come
     ledger.injected_chars += len(text)
     reason = "FIRED_AFTER_COMPACTION" if source == "compact" else "FIRED_SESSION_START"
     return Outcome(
@@ -77,10 +125,44 @@ def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
         output=additional_context("SessionStart", text),
         gate="session_start",
         delivered=kept,
-        dropped=[i for i in dropped if i],
+        dropped=[i[len(INDEX_MARK):] if i.startswith(INDEX_MARK) else i for i in dropped if i],
         chars=len(text),
-        extra={"source": source},
+        extra={"source": source, "indexed": indexed},
     )
+
+
+INDEX_MARK = "index:"
+
+
+class _Items:
+    """The (id, text) items for fit(), each rendered only while the budget can still hold it: past the budget
+    fit() drops an item and every one after it, so those are passed on unrendered, too long to fit (at 100,000
+    memories the standing lists hold a hundred records; rendering each costs the hook ~50 µs)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self.items: list[tuple[str, str]] = []
+
+    def add(self, memory_id: str, text: Any) -> None:
+        if self.used > self.limit:
+            self.items.append((memory_id, " " * (self.limit + 1)))  # dropped by fit(), as it would be anyway
+            return
+        line = text() if callable(text) else text
+        self.used += len(line) + 1
+        self.items.append((memory_id, line))
+
+    def extend(self, items: list[tuple[str, str]]) -> None:
+        for memory_id, line in items:
+            self.add(memory_id, line)
+
+
+def _short(title: str, width: int) -> str:
+    """A title cut at a word boundary to `width` characters (an index line is a pointer: `gate show` has it all)."""
+    if len(title) <= width:
+        return title
+    cut = title[: width - 1].rsplit(" ", 1)[0]
+    return f"{cut}…"
 
 
 def on_pre_compact(ctx: HookContext, ledger: Ledger) -> Outcome:

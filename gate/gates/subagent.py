@@ -121,38 +121,19 @@ def on_spawn(ctx: HookContext, ledger: Ledger) -> Outcome:
 def _search_task(
     ctx: HookContext, task: str, exclude: set[str], extra: dict[str, Any]
 ) -> tuple[list[Any], list[Any], dict[str, Any] | None]:
-    """The recall gate's search for the task: same query terms, floor, hit limit (gate/gates/recall.py)."""
-    from gate.gates import recall, topic
-    from gate.gates.prompt_cues import withheld
+    """The recall gate's search for the task: the same query, floor and cap (gate/gates/recall.py find())."""
+    from gate.gates import recall
 
-    floor = ctx.rules("recall").get("floor", {})
-    text = task[: int(floor.get("max_prompt_chars", 6000))]
-    rules = ctx.rules("topic_shift")
-    if topic.is_trivial(text, rules):
+    query = recall.task_query(ctx, task)
+    if query is None or not query.weights:
         return [], [], None
     index = ctx.index
     index.catch_up_for_hook()
     if not index.exists():
         return [], [], None
-    cwd = ctx.event.get("cwd")
-    noise = topic.project_words(ctx.paths.root) | topic.project_words(cwd if isinstance(cwd, str) else "")
-    pairs = recall._pair_filter(ctx)
-    if pairs is not None:
-        noise = noise | pairs.common
-    query = topic.query_terms(text, rules, noise)
-    from gate.memory.search import search
-
-    result = search(
-        index, text, limit=int(ctx.settings.get("recall_max_hits", 5)), exclude=exclude | withheld(ctx),
-        terms=query, rules=ctx.rules("search"),
-    )
-    hits = [hit for hit in result.hits if recall._passes_floor(hit, len(result.terms), floor)]
-    kept = {hit.id for hit in hits}
-    for candidate in result.candidates:
-        if candidate.disposition == "ADMITTED" and candidate.id not in kept:
-            candidate.disposition = "BELOW_TERM_FLOOR"
+    own = set() if query.content_free else set(query.prompt_terms)
+    hits, related, result = recall.find(ctx, query.terms, query.weights, exclude, own)
     extra["terms"] = result.terms[:16]
-    related = [r for r in result.related if r.from_id in kept]
     return hits, related, result.trace_json()
 
 

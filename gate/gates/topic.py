@@ -146,24 +146,33 @@ def _only_numbers(text: str) -> bool:
 
 
 def is_trivial(prompt: str, rules: Rules) -> bool:
-    """An acknowledgement, a choice by number, or a slash command: nothing to search memory for."""
+    """An acknowledgement, a choice by number, or a slash command: no topic of its own."""
+    return trivial_kind(prompt, rules) is not None
+
+
+def trivial_kind(prompt: str, rules: Rules) -> str | None:
+    """Why a prompt has no topic of its own: "command" (a slash command, or written by a program: nothing to
+    answer from memory) or "answer" (an acknowledgement, a choice by number: it answers the reply before it,
+    whose subject is the session's); None for a prompt with content."""
     text = (prompt or "").strip()
     if not text or (text.startswith("/") and re.match(_SLASH_COMMAND, text)):
-        return True
+        return "command"
     if text.startswith("<") and text.startswith(tuple(_section(rules, "trivial").get("prefixes", []))):
-        return True  # written by a program (a task notification), not by the user
+        return "command"  # written by a program (a task notification), not by the user
     if _only_numbers(text):
-        return True
+        return "answer"
     section = _section(rules, "trivial")
     normal = _normalise(text)
     if len(normal.replace(" ", "")) <= int(section.get("max_chars", 2)):
-        return True
+        return "answer"
     phrases = {_normalise(str(p)) for p in section.get("phrases", [])}
     if normal in phrases:
-        return True
+        return "answer"
     words = normal.split()
     vocabulary = {str(w).lower() for w in section.get("words", [])}
-    return len(words) <= int(section.get("max_words", 8)) and all(w in vocabulary or w.isdigit() for w in words)
+    if len(words) <= int(section.get("max_words", 8)) and all(w in vocabulary or w.isdigit() for w in words):
+        return "answer"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -204,15 +213,54 @@ def _prompt_terms(prompt: str, rules: Rules, noise: frozenset[str] = frozenset()
     return [t for t in terms(text) if t not in wholes and t not in dropped]
 
 
-def query_terms(prompt: str, rules: Rules, noise: frozenset[str] = frozenset(), limit: int = 32) -> list[str]:
+def query_terms(
+    prompt: str | PromptText, rules: Rules, noise: frozenset[str] = frozenset(), limit: int = 32
+) -> list[str]:
     """What the recall gate searches memory for: the prompt's distinct terms, paths cut short, the project's
     noise and the rules' weak words left out (they match every memory and crowd out the ones that matter)."""
     weak = _weak(rules)
     seen: dict[str, None] = {}
-    for term in _prompt_terms(prompt, rules, noise):
+    for term in _content(prompt, rules, noise):
         if term not in weak:
             seen.setdefault(term, None)
     return list(seen)[:limit]
+
+
+class PromptText:
+    """One prompt, analysed once per hook run: the shift check, the record update, the pair filter, the
+    search and the keyword cues all read its terms from here instead of tokenizing the prompt again."""
+
+    __slots__ = ("_all", "_raw", "content", "noise", "text", "trivial")
+
+    def __init__(self, text: str, rules: Rules, noise: frozenset[str] = frozenset()) -> None:
+        self.text = text
+        self.noise = noise
+        self.trivial = trivial_kind(text, rules)  # None, "answer" or "command"
+        # content terms with repeats, in order: paths cut short, identifiers through their parts, noise out
+        self.content: list[str] = [] if self.trivial == "command" else _prompt_terms(text, rules, noise)
+        self._all: list[str] | None = None
+        self._raw: list[str] | None = None
+
+    @property
+    def all_terms(self) -> list[str]:
+        """terms() of the whole prompt, nothing left out (what keyword cues match against)."""
+        if self._all is None:
+            self._all = terms(self.text)
+        return self._all
+
+    def raw_query(self, rules: Rules, limit: int = 32) -> list[str]:
+        """The prompt's distinct terms, only the rules' noise words (file extensions) and weak words out: the
+        project's words and the words most memories share are kept (cleaning them measured worse)."""
+        if self._raw is None:
+            limit_chars = int(_num(rules, "shift", "max_prompt_chars", 6000))
+            text = without_long_paths(self.text[:limit_chars], int(_num(rules, "files", "components", 3)))
+            dropped = _noise(rules) | _weak(rules)
+            self._raw = list(dict.fromkeys(t for t in terms(text) if t not in dropped))
+        return self._raw[:limit]
+
+
+def _content(prompt: str | PromptText, rules: Rules, noise: frozenset[str]) -> list[str]:
+    return prompt.content if isinstance(prompt, PromptText) else _prompt_terms(prompt, rules, noise)
 
 
 @cache
@@ -315,7 +363,7 @@ def _cue(prompt: str, rules: Rules, kind: str) -> bool:
 
 
 def assess(
-    prompt: str,
+    prompt: str | PromptText,
     record: TopicRecord | None,
     touched_files: Iterable[str],
     rules: Rules,
@@ -324,13 +372,15 @@ def assess(
 ) -> ShiftVerdict:
     """Shift or not. `previous_text` (optional): the last assistant reply, whose words a follow-up reuses;
     `noise`: terms of this project that say nothing about a prompt's subject."""
-    if is_trivial(prompt, rules):
+    analysed = prompt if isinstance(prompt, PromptText) else None
+    if (analysed.trivial if analysed is not None else is_trivial(prompt, rules)):
         return ShiftVerdict(False, "trivial", [], 0.0)
+    text = analysed.text if analysed is not None else prompt
     weak = _weak(rules)
     weak_weight = _num(rules, "shift", "weak_weight", 0.25)
     pair_weight = _num(rules, "shift", "pair_weight", 0.5)
     counts: dict[str, int] = {}
-    for term in _prompt_terms(prompt, rules, noise):
+    for term in _content(prompt, rules, noise):
         counts[term] = counts.get(term, 0) + 1
     if not counts:
         return ShiftVerdict(False, "trivial", [], 0.0)
@@ -365,7 +415,7 @@ def assess(
     ranked = sorted(weights, key=lambda t: (-(weights[t] * (1.5 if t in new else 1.0)), order[t]))
     ranked = [t for t in ranked if t not in weak] or ranked
     chosen = ranked[:6]
-    surface, sequence = _surface_map(prompt, rules)
+    surface, sequence = _surface_map(text, rules)
     readable = _readable(chosen, surface, sequence, 6)
     stems = chosen
 
@@ -389,9 +439,9 @@ def assess(
     if strict:
         shift = True
     elif passes(threshold, min_new):
-        shift = _cue(prompt, rules, "pivot") or not _cue(prompt, rules, "continuation")
+        shift = _cue(text, rules, "pivot") or not _cue(text, rules, "continuation")
     elif passes(_num(rules, "cues", "pivot_novelty", 0.3), 1):
-        shift = _cue(prompt, rules, "pivot")
+        shift = _cue(text, rules, "pivot")
     else:
         shift = False
     return ShiftVerdict(shift, "topic_shift" if shift else "no_shift", readable, round(novelty, 3), stems)
@@ -404,7 +454,7 @@ def _is_pair(term: str) -> bool:
 
 def update(
     record: TopicRecord | None,
-    prompt: str,
+    prompt: str | PromptText,
     rules: Rules | None = None,
     touched_files: Iterable[str] = (),
     noise: frozenset[str] = frozenset(),
@@ -423,7 +473,7 @@ def update(
     weak = _weak(rules)
 
     weights = {t: w * decay for t, w in (record.weights if record else {}).items()}
-    for term in set(_prompt_terms(prompt, rules, noise)):
+    for term in set(_content(prompt, rules, noise)):
         if term not in weak:
             weights[term] = min(ceiling, weights.get(term, 0.0) + per_prompt)
     for term in path_terms(touched_files, rules):

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 # them (pairs.bits); 6: another project's private memories left out (a table built before could deliver one)
 VERSION = 6
 SCOPES = ("private", "team", "user")
-STANDING_KINDS = ("directive", "task")  # the session-start gate reads these from the index itself
+STANDING_KINDS = ("directive", "preference", "task")  # the session-start gate reads these from the index itself
 INLINE_FILES = 3_000
 
 

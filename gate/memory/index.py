@@ -607,13 +607,17 @@ class MemoryIndex:
         ]
 
     # --- reading ------------------------------------------------------------------------------------------------
-    def query_terms(self, terms: Iterable[str], boosts: dict[str, float]) -> tantivy.Query:
+    def query_terms(
+        self, terms: Iterable[str], boosts: dict[str, float], weights: dict[str, float] | None = None
+    ) -> tantivy.Query:
+        """Any of the terms in any field, each clause boosted by its field's boost times the term's weight."""
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         for term in terms:
+            weight = weights.get(term, 1.0) if weights else 1.0
             for field_name, boost in boosts.items():
                 query = tantivy.Query.term_query(SCHEMA, field_name, term, index_option="freq")
-                if boost != 1.0:
-                    query = tantivy.Query.boost_query(query, boost)
+                if boost * weight != 1.0:
+                    query = tantivy.Query.boost_query(query, boost * weight)
                 clauses.append((tantivy.Occur.Should, query))
         clauses.append(
             (tantivy.Occur.MustNot, tantivy.Query.term_query(SCHEMA, "status", "forgotten", index_option="basic"))
@@ -621,15 +625,33 @@ class MemoryIndex:
         return tantivy.Query.boolean_query(clauses)
 
     def search(
-        self, terms: list[str], boosts: dict[str, float], limit: int, signatures: dict[str, str] | None = None
-    ) -> list[tuple[float, dict[str, Any]]]:
-        """Ranked records; `signatures`, when given, receives each hit's key -> indexed file signature."""
+        self,
+        terms: list[str],
+        boosts: dict[str, float],
+        limit: int,
+        signatures: dict[str, str] | None = None,
+        weights: dict[str, float] | None = None,
+        stats: dict[str, Any] | None = None,
+        load: int | None = None,
+    ) -> list[tuple[float, dict[str, Any] | None]]:
+        """Ranked records; `signatures`, when given, receives each hit's key -> indexed file signature.
+        `weights`: term -> weight. `stats`, when given, receives what standardising the scores needs: the
+        number of documents that match ("matching") and the index's documents ("docs"). `load`: read the records
+        of only the first `load` hits (the rest come back as (score, None): their scores are all a caller
+        standardising the scores needs, and reading a record costs more than scoring it)."""
         if not terms:
             return []
         searcher = self.searcher()
-        result = searcher.search(self.query_terms(terms, boosts), limit=limit, count=False)
-        found = []
-        for score, address in result.hits:
+        query = self.query_terms(terms, boosts, weights)
+        result = searcher.search(query, limit=limit, count=stats is not None)
+        if stats is not None:
+            stats["matching"] = int(result.count or 0)
+            stats["docs"] = int(searcher.num_docs)
+        found: list[tuple[float, dict[str, Any] | None]] = []
+        for rank, (score, address) in enumerate(result.hits):
+            if load is not None and rank >= load:
+                found.append((score, None))
+                continue
             doc = searcher.doc(address)
             record = json.loads(bytes(doc.get_first("record")))
             if signatures is not None:

@@ -4,7 +4,7 @@ Plain classes, not dataclasses: the hook pays for every import (see gate/gates/b
 
 Every candidate the index returned keeps a disposition code, so `gate trace` can say why a memory was or
 was not delivered: ADMITTED, BELOW_FLOOR, BELOW_CLIFF, OVER_CAP, SUPERSEDED_SUCCESSOR_AVAILABLE,
-SUPERSEDED_NO_SUCCESSOR, OTHER_PROJECT, ALREADY_DELIVERED, DUPLICATE.
+SUPERSEDED_NO_SUCCESSOR, OTHER_PROJECT, ALREADY_DELIVERED, DUPLICATE, BELOW_Z (the recall gate's standardised floor).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class Hit:
         self.score = score
         self.superseding = superseding or []  # ids this hit stands in for
         self.matched: list[str] = []  # query terms the memory contains
+        self.z = 0.0  # the score standardised over the store's scores for this query (see spread())
 
     @property
     def id(self) -> str:
@@ -38,6 +39,7 @@ class Hit:
     def to_json(self) -> dict[str, Any]:
         data = {k: self.record[k] for k in ("id", "kind", "title", "scope", "source", "status", "created")}
         data["score"] = round(self.score, 4)
+        data["z"] = round(self.z, 3)
         data["tags"] = self.record.get("tags", [])
         data["paths"] = self.record.get("paths", [])
         data["matched"] = self.matched
@@ -71,15 +73,20 @@ class Related:
 class Candidate:
     """One memory the index returned, and what became of it (for `gate trace`)."""
 
-    def __init__(self, id: str, title: str, score: float, disposition: str, detail: str = "") -> None:
+    def __init__(
+        self, id: str, title: str, score: float, disposition: str, detail: str = "", z: float | None = None
+    ) -> None:
         self.id = id
         self.title = title
         self.score = score
         self.disposition = disposition
         self.detail = detail
+        self.z = z
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "score": round(self.score, 4), "disposition": self.disposition}
+        if self.z is not None:
+            data["z"] = round(self.z, 3)
         if self.detail:
             data["detail"] = self.detail
         return data
@@ -94,6 +101,7 @@ class SearchResult:
         candidates: list[Candidate],
         top_score: float = 0.0,
         cliff: float = 0.0,
+        spread: tuple[float, float] | None = None,
     ) -> None:
         self.terms = terms
         self.hits = hits
@@ -101,6 +109,7 @@ class SearchResult:
         self.candidates = candidates
         self.top_score = top_score
         self.cliff = cliff
+        self.spread = spread  # (mean, standard deviation) of the store's scores, when standardised
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,12 +119,41 @@ class SearchResult:
         }
 
     def trace_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "terms": self.terms,
             "top_score": round(self.top_score, 4),
             "cliff": round(self.cliff, 4),
             "candidates": [c.to_json() for c in self.candidates],
         }
+        if self.spread is not None:
+            data["mean"], data["std"] = round(self.spread[0], 4), round(self.spread[1], 4)
+        return data
+
+
+def spread(top: list[float], matching: int, docs: int) -> tuple[float, float]:
+    """Mean and standard deviation of one query's BM25 scores over a store of `docs` memories, those that match
+    nothing counting 0, from the `top` scores the search returned and the number of `matching` memories.
+
+    The matching memories beyond the top ones are not scored one by one (at 100,000 memories a common word
+    matches tens of thousands): each is taken as uniform between 0 and the lowest top score, so they add
+    half that score to the sum and a third of its square to the sum of squares. tests/test_recall_zscore.py
+    measures that this fires on the same memories as the exact statistics."""
+    docs = max(docs, matching, len(top), 1)
+    total = sum(top)
+    squares = sum(score * score for score in top)
+    rest = max(0, matching - len(top))
+    if rest and top:
+        low = min(top)
+        total += rest * low / 2
+        squares += rest * low * low / 3
+    mean = total / docs
+    variance = max(0.0, squares / docs - mean * mean)
+    return mean, variance ** 0.5
+
+
+def standardise(score: float, mean_std: tuple[float, float]) -> float:
+    mean, std = mean_std
+    return (score - mean) / std if std > 0 else 0.0
 
 
 def query_terms(text: str) -> list[str]:
@@ -162,18 +200,41 @@ def search(
     rules: dict[str, Any] | None = None,
     related: bool = True,
     terms: list[str] | None = None,
+    weights: dict[str, float] | None = None,
+    min_z: float | None = None,
+    exact: bool = False,
+    attainable: float = 0.8,
+    small_store: int = 0,
+    reference_store: int = 0,
 ) -> SearchResult:
-    """`terms`, when given, is the query (the recall gate's, cleaned of the project's noise); else the text's
-    terms are."""
+    """`terms`, when given, is the query (the recall gate's: the current activity); else the text's terms are.
+    `weights`: term -> weight in the query. `min_z`, when given, replaces the relevance cliff: a hit is admitted
+    when its score, standardised over the store's scores for this query (spread()), reaches it — a floor that
+    means the same in a store of 20 memories and of 100,000. In a store of N memories no score stands higher than
+    sqrt(N - 1) (one memory matching, all others 0): the floor is at most `attainable` times that, so a store of
+    five memories can deliver at all; below `small_store` memories a z-score says too little (two memories
+    matching alike stand at +1 and -1), and the relevance cliff decides instead. `exact`: standardise over every
+    matching memory's score (slower; to measure the estimate against). `reference_store`: the floor holds as
+    given in a store of that many memories and scales with sqrt(ln N / ln reference) — the highest of N unrelated
+    scores stands that much higher, so the same floor would fire more often the bigger the store."""
     rules = rules or load_rules("search", index.paths.root)
     cut = rules.get("cut", {})
     max_hits = int(limit if limit is not None else cut.get("max_hits", 8))
     terms = terms[:MAX_QUERY_TERMS] if terms is not None else query_terms(text)
     boosts = field_boosts(rules)
     signatures: dict[str, str] = {}
-    raw = index.search(terms, boosts, int(cut.get("candidates", 40)), signatures)
+    stats: dict[str, Any] | None = {} if min_z is not None else None
+    pool = int(cut.get("candidates", 40))
+    # With a z floor the pool's scores feed the statistics, but only the first few can be delivered: their
+    # records are read (at most max_hits, after what this window delivered), the rest only scored.
+    load = min(pool, 2 * max_hits + len(exclude) + 4) if min_z is not None else None
+    raw = index.search(terms, boosts, pool, signatures, weights, stats, load)
     if index.refresh_changed(signatures):  # a candidate's file was edited in place since it was indexed
-        raw = index.search(terms, boosts, int(cut.get("candidates", 40)))
+        raw = index.search(terms, boosts, pool, None, weights, stats, load)
+    if stats is not None and exact and stats["matching"] > len(raw):
+        raw = index.search(terms, boosts, stats["matching"], None, weights, stats, load)  # every match, scored
+    unread = [score for score, record in raw if record is None]
+    raw = [(score, record) for score, record in raw if record is not None]
     project = index.paths.root
     candidates: list[Candidate] = []
     ranked: dict[str, Hit] = {}
@@ -207,10 +268,31 @@ def search(
     ordered = sorted(ranked.values(), key=lambda h: (-h.score, h.id))
     top = ordered[0].score if ordered else 0.0
     cliff = max(float(cut.get("min_score", 0.0)), top * float(cut.get("cliff_ratio", 0.0)))
+    mean_std: tuple[float, float] | None = None
+    if stats is not None and min_z is not None:
+        # Over this project's live store: a candidate of another project, or one superseded (its successor
+        # stands for it), is not one of its memories; each counted once.
+        gone = len(raw) - len(ranked)
+        docs = max(1, stats["docs"] - gone)
+        mean_std = spread([h.score for h in ordered] + unread, max(0, stats["matching"] - gone), docs)
+        if reference_store > 1 and docs > 1:
+            import math
+
+            min_z *= (math.log(docs) / math.log(reference_store)) ** 0.5
+        min_z = min(min_z, attainable * (docs - 1) ** 0.5)
+        if docs < small_store:
+            min_z = None  # the cliff decides
+        else:
+            cliff = float(cut.get("min_score", 0.0))
+    if mean_std is not None:
+        for hit in ordered:
+            hit.z = standardise(hit.score, mean_std)
     hits: list[Hit] = []
     for hit in ordered:
         if hit.score < float(cut.get("min_score", 0.0)):
             disposition = "BELOW_FLOOR"
+        elif min_z is not None and hit.z < min_z:
+            disposition = "BELOW_Z"
         elif hit.score < cliff:
             disposition = "BELOW_CLIFF"
         elif hit.id in exclude:
@@ -220,14 +302,15 @@ def search(
         else:
             disposition = "ADMITTED"
             hits.append(hit)
-        candidates.append(Candidate(hit.id, hit.record["title"], hit.score, disposition))
+        candidates.append(Candidate(hit.id, hit.record["title"], hit.score, disposition,
+                                    z=hit.z if mean_std is not None else None))
     for hit in hits:  # the admitted few only: analysing every candidate's body cost a hook milliseconds
         record = hit.record
         text = f"{record['title']} {record['body']} {record.get('cues', '')} {' '.join(record['tags'])}"
         present = set(text_terms(text))
         hit.matched = [t for t in terms if t in present]
     appendix = related_appendix(index, hits, rules, exclude) if related and hits else []
-    return SearchResult(terms, hits, appendix, candidates, top, cliff)
+    return SearchResult(terms, hits, appendix, candidates, top, cliff, mean_std)
 
 
 def field_boosts(rules: dict[str, Any]) -> dict[str, float]:

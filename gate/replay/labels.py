@@ -16,7 +16,9 @@ memories of its project's earlier sessions. Without store lines, the current sto
 
 Scores: the recall gate's shift precision/recall (predicted: the gate searched memory for the prompt); delivery
 recall (expected memories that had reached the agent in this context window by that prompt, whoever delivered
-them), over all labelled prompts and over shifting prompts; precision of what the recall gate injected at a
+them, in full or as a line of the session-start index), over all labelled prompts and over shifting prompts,
+and apart: delivered in full at a prompt (prompt-time), in full at session start, as an index line only; and
+per language (Chinese sessions apart); precision of what the recall gate injected at a
 labelled prompt (relevant there?); noise (memories injected at prompts that should get none); cross-project
 leaks (a memory delivered that is not in the session's own store); write-back precision/recall of the blocks
 alone, and as the user feels them: blocks and reminders apart (a reminder is the next prompt's MEMORY CHECK
@@ -48,6 +50,19 @@ class Labels:
     def _note(self, transcript: str) -> None:
         if transcript not in self.transcripts:
             self.transcripts.append(transcript)
+
+
+def merged(parts: list[Labels]) -> Labels:
+    """Several label files as one (`--labels` given more than once): a later file's answer for a case wins."""
+    out = Labels()
+    for part in parts:
+        out.shift.update(part.shift)
+        out.memories.update(part.memories)
+        out.block.update(part.block)
+        out.stores.update(part.stores)
+        for transcript in part.transcripts:
+            out._note(transcript)
+    return out
 
 
 def _resolve(base: str, path: Any, where: str, field: str) -> str:
@@ -159,6 +174,14 @@ def searched(result: StepResult) -> bool:
     return bool(result.extra.get("shift")) or result.decision == "fired"
 
 
+def _language(run: SessionRun) -> str:
+    """"zh" for a session most of whose prompts are written in Chinese (or Japanese) characters, else "other":
+    delivery is reported apart for them (their text is searched by character pairs)."""
+    prompts = [str(r.step.event.get("prompt") or "") for r in run.results if r.step.name == "UserPromptSubmit"]
+    unspaced = sum(1 for p in prompts if any("\u3040" <= c <= "\u9fff" for c in p[:400]))
+    return "zh" if prompts and unspaced * 2 >= len(prompts) else "other"
+
+
 def _excerpt(text: str, width: int = 100) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -224,32 +247,48 @@ class _Writeback:
 
 def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[str]] | None = None) -> dict[str, Any]:
     """Precision and recall per gate, with every wrong case. `store_ids`: each transcript's own memories."""
-    shift, block = Confusion(), Confusion()
+    shift, block, verdict = Confusion(), Confusion(), Confusion()
     writeback = _Writeback()
     wrong_remind: list[dict[str, Any]] = []
     by_kind: dict[str, Confusion] = {}
     wrong_shift: list[dict[str, Any]] = []
     wrong_block: list[dict[str, Any]] = []
     delivery = {"expected": 0, "reached": 0, "expected_at_shifts": 0, "reached_at_shifts": 0, "injected": 0,
-                "injected_relevant": 0, "noise": 0, "noise_prompts": 0, "leaks": 0}
+                "injected_relevant": 0, "noise": 0, "noise_prompts": 0, "leaks": 0,
+                "reached_prompt_time": 0, "reached_session_start": 0, "reached_index_only": 0, "reached_in_full": 0,
+                "indexed": 0}
+    by_language: dict[str, dict[str, int]] = {}
     missed: list[dict[str, Any]] = []
     irrelevant: list[dict[str, Any]] = []
     leaked: list[dict[str, Any]] = []
     unmatched: list[str] = []
     for transcript, run in runs.items():
         own = store_ids.get(transcript) if store_ids else None
-        window: set[str] = set()
+        language = _language(run)
+        lang = by_language.setdefault(language, {"expected": 0, "reached": 0, "reached_prompt_time": 0,
+                                                 "injected": 0, "injected_relevant": 0, "noise": 0})
+        window: set[str] = set()  # delivered in full in this context window, by any gate
+        at_prompts: set[str] = set()  # of those, by the recall gate and the prompt cues (at a prompt)
+        at_start: set[str] = set()  # in full at session start
+        listed: set[str] = set()  # as an index line at session start
         first_stop: dict[int, StepResult] = {}
         prompts: dict[int, StepResult] = {}
         reminded: set[Any] = set()  # the deferred turns (their Stop's "deferred" id) a prompt reminded of
         for result in run.results:
             step = result.step
             if step.name == "SessionStart" and step.event.get("source") == "compact":
-                window = set()
+                window, at_prompts, at_start, listed = set(), set(), set(), set()
+            indexed = [m for m in result.extra.get("indexed", []) if isinstance(m, str)]
             if not (result.extra.get("spawn") or result.extra.get("agent_id")):
                 window.update(result.delivered)  # (what a subagent was given is in its context, not this one)
+                listed.update(indexed)
+                delivery["indexed"] += len(indexed)
+                if step.name == "UserPromptSubmit":
+                    at_prompts.update(result.delivered)
+                elif step.name == "SessionStart":
+                    at_start.update(result.delivered)
             if own is not None:
-                for memory in result.delivered:
+                for memory in [*result.delivered, *indexed]:
                     if memory not in own:
                         delivery["leaks"] += 1
                         leaked.append({"transcript": transcript, "line": step.line, "memory": memory})
@@ -261,14 +300,25 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
                 expected = labels.memories.get(key)
                 if expected is not None:
                     at_shift = labels.shift.get(key, searched(result))
-                    reached = [m for m in expected if m in window]
+                    reached = [m for m in expected if m in window or m in listed]
                     delivery["expected"] += len(expected)
                     delivery["reached"] += len(reached)
+                    delivery["reached_prompt_time"] += sum(1 for m in expected if m in at_prompts)
+                    delivery["reached_in_full"] += sum(1 for m in expected if m in window)
+                    delivery["reached_session_start"] += sum(1 for m in expected if m in at_start)
+                    delivery["reached_index_only"] += sum(1 for m in expected if m in listed and m not in window)
+                    lang["expected"] += len(expected)
+                    lang["reached"] += len(reached)
+                    lang["reached_prompt_time"] += sum(1 for m in expected if m in at_prompts)
+                    lang["injected"] += len(result.delivered)
+                    lang["injected_relevant"] += sum(1 for m in result.delivered if m in expected)
+                    if not expected:
+                        lang["noise"] += len(result.delivered)
                     if at_shift:
                         delivery["expected_at_shifts"] += len(expected)
                         delivery["reached_at_shifts"] += len(reached)
                     for memory in expected:
-                        if memory not in window:
+                        if memory not in window and memory not in listed:
                             missed.append({"transcript": transcript, "line": step.line, "memory": memory,
                                            "reason": result.reason})
                     delivery["injected"] += len(result.delivered)
@@ -285,6 +335,7 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
         for path, line, expected_shift, result in _matched(labels.shift, transcript, prompts, "prompt", unmatched):
             predicted = searched(result)
             shift.add(expected_shift, predicted)
+            verdict.add(expected_shift, bool(result.extra.get("shift")))
             if predicted != expected_shift:
                 wrong_shift.append({
                     "transcript": path, "line": line, "expected": expected_shift, "got": predicted,
@@ -328,11 +379,23 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
     report: dict[str, Any] = {}
     if labels.shift:
         report["recall_shift"] = {**shift.to_json(), "wrong": wrong_shift}
+        # the topic check alone (the reason a delivery gives, no longer its precondition): beside delivery
+        report["shift_verdict"] = verdict.to_json()
     if labels.memories:
         d = delivery
         report["delivery"] = {
             **d,
             "recall": _ratio(d["reached"], d["expected"]),
+            "recall_prompt_time": _ratio(d["reached_prompt_time"], d["expected"]),
+            "recall_in_full": _ratio(d["reached_in_full"], d["expected"]),
+            "recall_session_start": _ratio(d["reached_session_start"], d["expected"]),
+            "recall_index_only": _ratio(d["reached_index_only"], d["expected"]),
+            "by_language": {
+                name: {**figures, "recall": _ratio(figures["reached"], figures["expected"]),
+                       "recall_prompt_time": _ratio(figures["reached_prompt_time"], figures["expected"]),
+                       "injected_precision": _ratio(figures["injected_relevant"], figures["injected"])}
+                for name, figures in sorted(by_language.items()) if figures["expected"] or figures["injected"]
+            },
             "recall_at_shifts": _ratio(d["reached_at_shifts"], d["expected_at_shifts"]),
             "injected_precision": _ratio(d["injected_relevant"], d["injected"]),
             "leaks_measured": store_ids is not None,

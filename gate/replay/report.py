@@ -203,6 +203,8 @@ def render_scores(scores: dict[str, Any], show_wrong: bool = True) -> list[str]:
     if "recall_shift" in scores:
         shift = scores["recall_shift"]
         lines.append(_confusion("recall gate, shift", shift))
+        if "shift_verdict" in scores:
+            lines.append("  " + _confusion("the topic-shift verdict alone (a diagnostic)", scores["shift_verdict"]))
         if show_wrong:
             for case in shift["wrong"]:
                 label = "missed shift" if case["expected"] else "false shift"
@@ -215,6 +217,20 @@ def render_scores(scores: dict[str, Any], show_wrong: bool = True) -> list[str]:
             f"reached the agent; at shifts {_figure(d['recall_at_shifts'])}: {d['reached_at_shifts']} of "
             f"{d['expected_at_shifts']})"
         )
+        lines.append(
+            f"  apart: in full (without the index lines) {_figure(d.get('recall_in_full'))} "
+            f"({d.get('reached_in_full', 0)}); prompt-time {_figure(d.get('recall_prompt_time'))} "
+            f"({d.get('reached_prompt_time', 0)}), "
+            f"session start in full {_figure(d.get('recall_session_start'))} ({d.get('reached_session_start', 0)}), "
+            f"index line only {_figure(d.get('recall_index_only'))} ({d.get('reached_index_only', 0)}; "
+            f"{d.get('indexed', 0)} index lines shown)"
+        )
+        for language, figures in d.get("by_language", {}).items():
+            lines.append(
+                f"  {language}: delivery {_figure(figures['recall'])} ({figures['reached']} of {figures['expected']}),"
+                f" prompt-time {_figure(figures['recall_prompt_time'])}, injected precision "
+                f"{_figure(figures['injected_precision'])}, noise {figures['noise']}"
+            )
         lines.append(
             f"  injected: {d['injected']}, relevant where injected: {d['injected_relevant']} "
             f"({_figure(d['injected_precision'])}); noise: {d['noise']} memories at {d['noise_prompts']} prompts "

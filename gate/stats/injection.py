@@ -34,6 +34,8 @@ def gate_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
         ),
         "delivered": len(delivered),
         "distinct_delivered": len(set(delivered)),
+        # one line each in the session-start index: shown, not delivered in full (their full delivery is to come)
+        "indexed": sum(len(ids(r.get("indexed"))) for r in fires),
         "suppressed": sum(len(ids(r.get("suppressed"))) for r in records),
         "dropped_over_budget": sum(len(ids(r.get("dropped"))) for r in records),
         "chars": chars,
@@ -62,9 +64,15 @@ def injection_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
     delivered = [memory_id for r in fires for memory_id in ids(r.get("delivered"))]
     sessions = {r.get("session") for r in records}
     chars = int(sum(number(r.get("chars")) for r in fires))
+    at_prompts = [m for r in fires if r.get("event") == "UserPromptSubmit" for m in ids(r.get("delivered"))]
     totals = {
         "fires": len(fires),
         "delivered": len(delivered),
+        "delivered_at_prompts": len(at_prompts),
+        "delivered_at_session_start": sum(
+            len(ids(r.get("delivered"))) for r in fires if r.get("event") == "SessionStart"
+        ),
+        "indexed": sum(len(ids(r.get("indexed"))) for r in fires),
         "distinct_delivered": len(set(delivered)),
         "chars": chars,
         "tokens": chars // CHARS_PER_TOKEN,

@@ -129,13 +129,17 @@ def render_text(report: dict[str, Any]) -> str:
     ]
     start = gates["session_start"]
     if start["evaluations"]:
-        lines.append(f"Session start: {_n(start['fires'], 'injection')} ({_by_reason(start['fires_by_reason'])})")
+        lines.append(f"Session start: {_n(start['fires'], 'injection')} ({_by_reason(start['fires_by_reason'])}): "
+                     f"{_n(start['delivered'], 'memory', _MEM)} in full, "
+                     f"{_n(start.get('indexed', 0), 'index line')}")
     for name, other in gates.items():
         if name not in ("recall", "session_start"):
             lines.append(f"{name.replace('_', ' ').capitalize()}: {other['fires']} of {other['evaluations']} fired")
     totals = report["injection"]["totals"]
     lines.append(
-        f"Delivered: {_n(totals['delivered'], 'memory', _MEM)} ({totals['distinct_delivered']} distinct), "
+        f"Delivered: {_n(totals['delivered'], 'memory', _MEM)} ({totals['distinct_delivered']} distinct; "
+        f"{totals.get('delivered_at_prompts', 0)} at prompts, {totals.get('delivered_at_session_start', 0)} at "
+        f"session start, besides {_n(totals.get('indexed', 0), 'index line')}), "
         f"{totals['chars']:,} chars ≈ {totals['tokens']:,} tokens "
         f"({totals['chars_per_fire']:,} chars/fire, {totals['chars_per_session']:,} chars/session)"
     )

@@ -116,6 +116,8 @@ def _recall(record: dict[str, Any], title: Titles) -> dict[str, Any]:
         }
         if candidate.get("detail"):
             item["detail"] = candidate["detail"]
+        if isinstance(candidate.get("z"), int | float):
+            item["z"] = candidate["z"]
         candidates.append(item)
     data["search"] = {
         "terms": trace.get("terms", []),
@@ -123,6 +125,8 @@ def _recall(record: dict[str, Any], title: Titles) -> dict[str, Any]:
         "cliff": trace.get("cliff"),
         "candidates": candidates,
     }
+    if isinstance(trace.get("std"), int | float):  # the recall gate's z floor (issue 21)
+        data["search"]["mean"], data["search"]["std"] = trace.get("mean"), trace["std"]
     related = record.get("related")
     if isinstance(related, list):
         data["related"] = [
@@ -229,9 +233,10 @@ def _render_recall(data: dict[str, Any], reason: str, lines: list[str]) -> None:
     if search.get("truncated"):
         lines.append("  the candidate list was too large to keep in the audit")
         return
+    spread = (f"scores standardised over the store: mean {search['mean']}, sd {search['std']} (a z under the "
+              "floor: BELOW_Z)" if "std" in search else f"cliff {search['cliff']} (below it: BELOW_CLIFF)")
     lines.append(
-        f"  searched for: {', '.join(search['terms']) or '–'} · top score {search['top_score']} · "
-        f"cliff {search['cliff']} (below it: BELOW_CLIFF)"
+        f"  searched for: {', '.join(search['terms']) or '–'} · top score {search['top_score']} · {spread}"
     )
     if not search["candidates"]:
         lines.append("  no candidate matched")
@@ -244,6 +249,8 @@ def _render_recall(data: dict[str, Any], reason: str, lines: list[str]) -> None:
             detail = f"(belongs to {detail})"
         score = candidate["score"]
         shown = f"{score:.2f}" if isinstance(score, int | float) else "–"
+        if isinstance(candidate.get("z"), int | float):
+            detail = f"z {candidate['z']:.2f}" + (f" {detail}" if detail else "")
         lines.append(
             f"  {shown:>7}  {candidate['disposition']:<31} {candidate['id']:<14} "
             f"{_short(candidate['title'] or '', 60)}{'  ' + detail if detail else ''}"

@@ -114,8 +114,10 @@ def test_subagent_gets_the_memory_for_its_task(
     # The parent's context holds each memory once (its own deliveries), and none of the subagent's delivery.
     final = request_text(parents[-1])
     assert SUBAGENT_INTRO not in final
-    assert final.count(WATERFALL_TITLE) == 1  # its own recall, on its prompt
-    assert final.count(GOTCHA_TITLE) == 1  # its own read
+    # its line in the session-start index, then its own recall on its prompt (issue 21: an index line does not
+    # use up the full delivery) — and not a third time from the subagent's delivery
+    assert final.count(WATERFALL_TITLE) == 2
+    assert final.count(GOTCHA_TITLE) == 2  # its index line at session start, then its own read
     assert final.count(DIRECTIVE_TITLE) == 1  # its own session start
     if not background:
         assert SUB_REPORT in final  # the report came back as the Agent tool's result

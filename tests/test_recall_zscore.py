@@ -1,0 +1,77 @@
+"""The recall gate's floor: a BM25 score standardised over the store's scores for the query (memories matching
+nothing count 0). The hook estimates the mean and spread from the top candidates, the number of matching
+memories and the store's size (gate/memory/search.py spread()); here it is measured against the exact
+statistics, over every memory's score, on a store of real size (the dev split's 73-memory store, our words)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gate.memory.search import search, spread, standardise
+from gate.memory.store import Store
+from gate.textproc import terms
+
+REPO = Path(__file__).resolve().parents[1]
+STORE = REPO / "eval" / "stores" / "Jason-liu-0219+my-claude.jsonl"
+
+
+def _exact(scores: list[float], docs: int) -> tuple[float, float]:
+    full = scores + [0.0] * (docs - len(scores))
+    mean = sum(full) / docs
+    return mean, (sum((s - mean) ** 2 for s in full) / docs) ** 0.5
+
+
+def test_spread_is_exact_when_every_match_is_a_candidate() -> None:
+    scores = [7.5, 3.0, 2.0, 0.5]
+    mean, std = spread(scores, len(scores), 20)
+    assert (round(mean, 9), round(std, 9)) == tuple(round(v, 9) for v in _exact(scores, 20))
+    assert standardise(7.5, (mean, std)) > 3.0  # one memory far above the rest of a 20-memory store
+
+
+def test_spread_estimates_the_unseen_matches_between_zero_and_the_lowest_candidate() -> None:
+    top = [9.0, 6.0, 4.0]
+    mean, std = spread(top, 103, 1000)  # 100 more matches, each taken as uniform on (0, 4]
+    assert mean == pytest.approx((19.0 + 100 * 2.0) / 1000)
+    assert std == pytest.approx(((81 + 36 + 16 + 100 * 16 / 3) / 1000 - mean * mean) ** 0.5)
+    assert spread([], 0, 10) == (0.0, 0.0) and standardise(1.0, (0.0, 0.0)) == 0.0
+
+
+@pytest.fixture
+def real_store(project: Path) -> Store:
+    store = Store.for_cwd(project)
+    lines = [json.dumps({**json.loads(line), "project": store.paths.root})
+             for line in STORE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    store.import_lines(lines, source_name=str(STORE))
+    store.reindex()
+    return store
+
+
+def _queries() -> list[list[str]]:
+    """Prompt-like queries from the store's own text: each memory's title (a short query), and a title with
+    another memory's body (a long one, like a prompt with the reply it answers)."""
+    memories = [json.loads(line) for line in STORE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = []
+    for number, memory in enumerate(memories):
+        out.append(list(dict.fromkeys(terms(memory["title"])))[:8])
+        other = memories[(number * 7 + 3) % len(memories)]
+        out.append(list(dict.fromkeys(terms(f"{memory['title']} {other['body']}")))[:32])
+    return [q for q in out if q]
+
+
+def test_the_estimate_fires_on_the_same_memories_as_the_exact_statistics(real_store: Store) -> None:
+    index = real_store.index
+    same = differ = fired = silent = 0
+    for query in _queries():
+        for floor in (2.0, 2.5, 3.0, 4.5, 6.0):
+            estimated = search(index, "", terms=query, limit=3, min_z=floor, related=False)
+            exact = search(index, "", terms=query, limit=3, min_z=floor, related=False, exact=True)
+            a, b = [h.id for h in estimated.hits], [h.id for h in exact.hits]
+            same += a == b
+            differ += a != b
+            fired += bool(b)
+            silent += not b
+    assert fired > 50 and silent > 10, (fired, silent)  # floors where the gate fires and where it stays silent
+    assert differ <= 0.03 * (same + differ), (same, differ)

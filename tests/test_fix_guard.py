@@ -146,3 +146,21 @@ def test_what_counts_as_the_same_fix(found: dict[str, list[str]], by: str | None
 def test_names_are_identifiers_not_words_or_numbers() -> None:
     text = "The cause was ROUND_UP in total(); export.py now calls getLaneHazards at 3.14 s, in 2026, not before."
     assert names([text]) == ["round_up", "export.py", "getlanehazards"]
+
+
+@pytest.mark.parametrize("shift", [True, False])
+def test_a_prompt_on_another_topic_ends_the_guard(
+    project: Path, monkeypatch: pytest.MonkeyPatch, shift: bool
+) -> None:
+    """The recall gate's verdict on the user's prompt: a topic shift ends the loop the guard was about."""
+    from gate.gates import prompt
+    from gate.gates.base import HookContext, Outcome
+    from gate.paths import ProjectPaths
+
+    monkeypatch.setattr(prompt, "recall", lambda ctx, ledger: Outcome(
+        "fired" if shift else "skipped", "FIRED_TOPIC_SHIFT" if shift else "SKIP_NO_SHIFT", extra={"shift": shift}))
+    ledger = Ledger("s", writeback_turns=3, writeback_fix_guard=dict(GUARD))
+    ctx = HookContext(event={"prompt": "now the invoice PDF layout", "transcript_path": ""},
+                      event_name="UserPromptSubmit", session_id="s", paths=ProjectPaths.for_cwd(project), settings={})
+    prompt.evaluate(ctx, ledger)
+    assert (ledger.writeback_fix_guard is None) is shift

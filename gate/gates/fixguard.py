@@ -9,8 +9,9 @@ or it names `min_terms` of those names — is the same loop going on: its fix fe
 ([fix_guard] features in rules/writeback.toml). Evidence of another kind in it still blocks on its own; what
 the fix alone would have blocked is deferred to a reminder at the next prompt (ALLOW_DEFERRED_SAME_FIX).
 
-The guard lasts until the topic changes: a fix about something else blocks and takes the guard over, and a
-guard no fix about its topic has touched for `idle_turns` turn ends lapses.
+The guard lasts until the topic changes: a prompt the recall gate finds on a new topic ends it
+(gate/gates/prompt.py), a fix about something else blocks and takes it over, and a guard no fix about its topic
+has touched for `idle_turns` turn ends lapses.
 """
 
 from __future__ import annotations

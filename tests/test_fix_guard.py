@@ -164,3 +164,17 @@ def test_a_prompt_on_another_topic_ends_the_guard(
                       event_name="UserPromptSubmit", session_id="s", paths=ProjectPaths.for_cwd(project), settings={})
     prompt.evaluate(ctx, ledger)
     assert (ledger.writeback_fix_guard is None) is shift
+
+
+def test_trace_names_the_fix_a_turn_repeats(
+    project: Path, hook: Hook, tmp_path: Path, gate: Any
+) -> None:
+    s = Session(project, tmp_path / "t.jsonl", hook)
+    s.prompt("The ledger totals are off by a cent, fix it")
+    assert blocked(s.stop(LEDGER_CAUSE, tools=LEDGER_FIX))
+    s.prompt("still off by a cent on refunds")
+    assert s.stop(AGAIN_CAUSE, tools=LEDGER_FIX) == ""
+    code, text, _ = gate("trace", "--last")
+    assert code == 0
+    assert "the fix of a debugging loop that blocked once already" in text
+    assert "the same fix as turn 1 (its files: src/ledger.py)" in text

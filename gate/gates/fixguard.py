@@ -1,5 +1,4 @@
-"""A debugging loop blocks at most once (hot path; imported only by a Stop that blocks or stores a fix, or that
-would block a fix while the session holds a guard).
+"""A debugging loop blocks at most once (hot path; imported only by a Stop that blocks, defers a fix or stores).
 
 After a block for a fix, or a fix stored (`gate remember … --kind fix`), the session's ledger keeps what that
 fix was about (`writeback_fix_guard`): the files the turn edited, the commands that failed in it, and the
@@ -18,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from gate.gates.evidence import failed_commands, rule_section
+from gate.gates.evidence import failed_commands, find_evidence, rule_patterns, rule_section
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -128,3 +127,35 @@ def without_fix(features: Mapping[str, float], rules: Rules) -> dict[str, float]
 def holds_fix(contributions: Mapping[str, float], rules: Rules) -> bool:
     """Did a fix feature count towards the score?"""
     return any(contributions.get(name, 0) > 0 for name in fix_features(rules))
+
+
+def deferred(
+    turn: Turn, evidence: Evidence, rules: Rules, ledger: Ledger, extra: dict[str, Any],
+) -> dict[str, list[str]] | None:
+    """A fix deferred to a reminder: what it is about (kept with the reminder: stored at the next prompt, it
+    guards its loop). A fix about the guarded one is the loop going on: the guard holds on."""
+    if not enabled(rules):
+        return None
+    found = topic(turn, evidence, rules)
+    same = same_fix(ledger, found, rules)
+    if same is not None:
+        extra["fix_guard"] = same
+        keep(ledger, found, extend=True)
+    return found
+
+
+def stored(
+    turn: Turn, rules: Rules, ledger: Ledger, command: str, reminded: Mapping[str, Any] | None, extra: dict[str, Any],
+) -> None:
+    """A store in the turn: a fix stored (`--kind fix`, or the fix the turn's reminder named) guards its loop."""
+    if not enabled(rules):
+        return
+    stores_a_fix = any(p.search(command) for p in rule_patterns(rules, "fix_guard", key="stored_fix"))
+    if not isinstance(reminded, dict) and not stores_a_fix:
+        return
+    found = topic(turn, find_evidence(turn, rules), rules, texts=[command])
+    for key, values in (reminded or {}).items():
+        if isinstance(values, list):
+            found[key] = list(dict.fromkeys([*values, *found.get(key, [])]))[-_KEEP:]
+    keep(ledger, found)
+    extra["fix_guarded"] = ledger.writeback_turns

@@ -80,48 +80,6 @@ def render(ctx: HookContext, phrase: str, kinds: list[str], quotes: list[str]) -
     return "\n".join(lines)
 
 
-def _stores_a_fix(command: str, rules: dict[str, Any]) -> bool:
-    from gate.gates.evidence import rule_patterns
-
-    return any(p.search(command) for p in rule_patterns(rules, "fix_guard", key="stored_fix"))
-
-
-def _guard_stored_fix(
-    turn: Turn, rules: dict[str, Any], ledger: Ledger, command: str, reminded: dict[str, Any] | None,
-    extra: dict[str, Any],
-) -> None:
-    """A fix stored (`--kind fix`, or the fix a reminder named): its loop will not block again."""
-    from gate.gates import fixguard
-
-    if not fixguard.enabled(rules):
-        return
-    found = fixguard.topic(turn, find_evidence(turn, rules), rules, texts=[command])
-    for key, values in (reminded or {}).items():
-        if isinstance(values, list):
-            found[key] = list(dict.fromkeys([*values, *found.get(key, [])]))
-    fixguard.keep(ledger, found)
-    extra["fix_guarded"] = ledger.writeback_turns
-
-
-def _fix_topic(
-    turn: Turn, evidence: Any, rules: dict[str, Any], kinds: list[str], ledger: Ledger, extra: dict[str, Any],
-) -> dict[str, list[str]] | None:
-    """What a deferred fix is about, kept with its reminder: stored at the next prompt, it guards its loop. A
-    fix about the session's guarded one is its loop going on: the guard holds on."""
-    if "fix" not in kinds:
-        return None
-    from gate.gates import fixguard
-
-    if not fixguard.enabled(rules):
-        return None
-    found = fixguard.topic(turn, evidence, rules)
-    same = fixguard.same_fix(ledger, found, rules)
-    if same is not None:
-        extra["fix_guard"] = same
-        fixguard.keep(ledger, found, extend=True)
-    return found
-
-
 def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     extra: dict[str, Any] = {}
     turn: Turn | None = None
@@ -154,8 +112,10 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     if decision is not None:
         extra["store_decision"] = decision.kind
         extra["store_detail"] = clean(decision.detail, 160)  # for `gate trace`: what counted as storing
-        if decision.kind == "stored" and (isinstance(reminded_fix, dict) or _stores_a_fix(decision.detail, rules)):
-            _guard_stored_fix(turn, rules, ledger, decision.detail, reminded_fix, extra)
+        if decision.kind == "stored":  # (a store is rare: most Stops never import the guard)
+            from gate.gates import fixguard
+
+            fixguard.stored(turn, rules, ledger, decision.detail, reminded_fix, extra)
         return Outcome("allowed", "ALLOW_ALREADY_STORED", gate="writeback", extra=extra)
     evidence = find_evidence(turn, rules)
     weighed, vetoes = score_inputs(rules)
@@ -172,7 +132,11 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         from gate.gates.reminder import defer
 
         quoted = dict(zip(evidence.kinds, evidence.quotes, strict=False))
-        found = _fix_topic(turn, evidence, rules, kinds, ledger, extra)
+        found = None
+        if "fix" in kinds:  # what the fix is about goes with the reminder: stored next, it guards the loop
+            from gate.gates import fixguard
+
+            found = fixguard.deferred(turn, evidence, rules, ledger, extra)
         return defer(ctx, ledger, verdict, kinds, quotes, extra, quoted, found)
     if not verdict.block:
         if verdict.reached:

@@ -70,3 +70,15 @@ def hook_in_process(event: dict[str, Any]) -> str:
     finally:
         sys.stdin, sys.stdout = saved
     return buffer.getvalue().decode()
+
+
+def without_fix_guard(project: Any) -> None:
+    """A project rules layer that turns the write-back fix guard off. For tests that end one fix turn again and
+    again to reach the write-back cap (or to see each block): the same fix again is its debugging loop going on,
+    which the guard defers after its first block (tests/test_fix_guard.py); with it off, each Stop is a
+    consequential turn of its own."""
+    from pathlib import Path
+
+    rules = Path(project) / ".gate" / "rules"
+    rules.mkdir(parents=True, exist_ok=True)
+    (rules / "writeback.toml").write_text("[fix_guard]\nenabled = false\n", encoding="utf-8")

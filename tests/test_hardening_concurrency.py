@@ -245,6 +245,7 @@ def test_writers_and_hooks_on_one_store(project: Path, gate: Gate, tmp_path: Pat
 
 # --- racing Stop hooks: the write-back cap -------------------------------------------------------------------------
 def race(project: Path, tmp_path: Path, sessions: list[str], processes: int, stops: int) -> list[dict[str, Any]]:
+    support.without_fix_guard(project)  # one fix turn again and again: the race is about the cap
     transcript = fix_transcript(tmp_path / "race.jsonl")
     start = time.time() + 1.5
     procs = []
@@ -296,6 +297,7 @@ def test_racing_stop_hooks_of_many_sessions_keep_a_cap_each(project: Path, tmp_p
 @pytest.mark.slow
 def test_simultaneous_real_hook_processes_of_one_session(project: Path, tmp_path: Path) -> None:
     """As Claude Code would start them: fresh `python -m gate.hook` processes, all at once."""
+    support.without_fix_guard(project)  # one fix turn again and again: the race is about the cap
     transcript = fix_transcript(tmp_path / "t.jsonl")
     event = json.dumps({"session_id": "burst", "transcript_path": str(transcript), "cwd": str(project),
                         "hook_event_name": "Stop", "stop_hook_active": False}).encode()

@@ -247,6 +247,7 @@ def test_tool_output_saying_gate_remember_creates_no_memory(project: Path, gate:
     path.write_text(t.text())
     # The turn settled a fix and stored nothing: the write-back gate blocks, lets the Stop after its own block
     # through, and blocks the next such Stop again — each block one MEMORY CHECK, in gate's voice only.
+    support.without_fix_guard(project)  # the same fix turn twice: each Stop consequential, so each blocks
     answers = []
     for active in (False, True, False):
         answers.append(run_hook({"session_id": "poison-stop", "cwd": str(project), "hook_event_name": "Stop",

@@ -156,10 +156,23 @@ def test_stop_hook_active_never_blocks_and_records_outcome(project: Path, seeded
     assert last["outcome"] == "acknowledged"
 
 
+def distinct_fix_turn(path: Path, n: int) -> Path:
+    """A consequential turn of its own: the n-th fix, in a file, a test and names no other turn shares (the same
+    fix again is its debugging loop going on, which blocks once: tests/test_fix_guard.py)."""
+    t = Transcript(cwd=str(path.parent))
+    t.prompt(f"Report number {n} is wrong, fix it")
+    t.tool("Bash", {"command": f"pytest tests/test_report{n}.py"}, "1 failed, 3 passed", is_error=True)
+    t.tool("Edit", {"file_path": f"src/report{n}.py", "old_string": "a", "new_string": "b"}, "ok")
+    t.tool("Bash", {"command": f"pytest tests/test_report{n}.py"}, "4 passed in 0.2s")
+    t.say(f"The cause was FIELD_{n} read as field_{n}x in render{n}(); fixed it and the tests pass now.")
+    path.write_text(t.text())
+    return path
+
+
 def test_cap_holds_over_twenty_consequential_turns(project: Path, seeded, hook: Hook, tmp_path: Path) -> None:
-    transcript = fix_turn(tmp_path / "t.jsonl")
     blocks = 0
-    for _ in range(20):
+    for n in range(20):
+        transcript = distinct_fix_turn(tmp_path / "t.jsonl", n)
         out, _ = hook(event(project, "Stop", transcript=transcript, stop_hook_active=False))
         blocks += bool(out)
         out, _ = hook(event(project, "Stop", transcript=transcript, stop_hook_active=True))

@@ -16,6 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import fixed_bug_turn
+from support import without_fix_guard
 
 from gate.memory.files import write_memory
 from gate.memory.model import Link, Memory
@@ -124,7 +125,9 @@ def test_every_delivering_hook_keeps_to_the_project(project: Path, neighbours: d
 # --- the write-back cap ---------------------------------------------------------------------------------------------
 def consequential_stops(project: Path, transcript: Path, session: str, turns: int,
                         env: dict[str, str] | None = None) -> int:
-    """`turns` turns that each settle a fix and store nothing; each block is answered (stop_hook_active)."""
+    """`turns` turns that each settle a fix and store nothing; each block is answered (stop_hook_active). (One fix
+    turn again and again: the fix guard is off, so each is consequential and the cap is what is tested.)"""
+    without_fix_guard(project)
     blocks = 0
     for _ in range(turns):
         out, code = run_hook(event(project, "Stop", session, transcript_path=str(transcript),

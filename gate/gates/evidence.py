@@ -205,6 +205,14 @@ def _runs(turn: Turn, rules: Rules) -> list[_Run]:
     return runs
 
 
+def failed_commands(turn: Turn, rules: Rules) -> list[str]:
+    """The runs of the turn that failed (not lints), each its first line with spaces collapsed: what a debugging
+    loop runs again."""
+    lint = rule_patterns(rules, "fix", "tools", key="lint_commands")
+    failed = (r.command for r in _runs(turn, rules) if not r.passed and not any(p.search(r.command) for p in lint))
+    return list(dict.fromkeys(" ".join(_short(command, 100).split()) for command in failed))
+
+
 def _edits(turn: Turn, rules: Rules) -> list[tuple[int, str]]:
     tools = set(rule_section(rules, "fix", "tools").get("edit_tools", []))
     out = []

@@ -2,7 +2,8 @@
 
 The recall gate (gate/gates/recall.py) decides what memory the prompt gets; a reminder of the previous turn
 (gate/gates/reminder.py) is added to its additional context. A prompt with no reminder pending pays one
-ledger field read for it: the reminder's module is imported only when there is one.
+ledger field read for it: the reminder's module is imported only when there is one. A prompt the recall gate
+finds on a new topic ends the write-back gate's guard against a debugging loop (gate/gates/fixguard.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     if isinstance(prompt, str):  # for the Stop of a turn cut by a compaction: whose prompt it answers
         ledger.writeback_prompt_head = prompt[:PROMPT_HEAD_CHARS]
     outcome = recall(ctx, ledger)
+    if ledger.writeback_fix_guard is not None and outcome.extra.get("shift"):
+        ledger.writeback_fix_guard = None  # the user moved on: the debugging loop it guarded is over (fixguard)
     if not pending:
         return outcome
     from gate.gates.reminder import attach

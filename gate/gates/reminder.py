@@ -32,9 +32,10 @@ def _cap(rules: dict[str, Any]) -> int:
 
 def defer(
     ctx: HookContext, ledger: Ledger, verdict: Verdict, kinds: list[str], quotes: list[str], extra: dict[str, Any],
-    quoted: dict[str, str] | None = None,
+    quoted: dict[str, str] | None = None, fix_topic: dict[str, list[str]] | None = None,
 ) -> Outcome:
-    """The Stop's answer for a turn worth a reminder: allowed, its evidence kept for the next prompt."""
+    """The Stop's answer for a turn worth a reminder: allowed, its evidence kept for the next prompt.
+    `fix_topic`: what the turn's fix is about (gate/gates/fixguard.py), kept so that storing it guards its loop."""
     from gate.render import clean
 
     rules = ctx.rules("writeback")
@@ -51,6 +52,8 @@ def defer(
         "score": verdict.score,
         "veto": verdict.veto,  # "asks_user": the reply waited on the user; "": the evidence was not enough
     }
+    if fix_topic is not None and "fix" in kinds:
+        ledger.writeback_reminder["fix_topic"] = fix_topic
     extra["deferred"] = ledger.writeback_turns
     # ALLOW_DEFERRED: evidence, not enough to block; ALLOW_DEFERRED_ASKS_USER, _UNCONFIRMED_FIX: the veto that deferred
     reason = f"ALLOW_DEFERRED_{verdict.veto.upper()}" if verdict.veto else "ALLOW_DEFERRED"
@@ -58,8 +61,12 @@ def defer(
 
 
 def _answer(prompt: str, rules: dict[str, Any]) -> str:
-    """What the user's prompt says about the previous turn: "confirms", "refutes" or ""."""
+    """What the user's prompt says about the previous turn: "confirms", "refutes" or "". A program's prompt (a
+    task notification: a subagent's "works now") or a teammate agent's says nothing for the user."""
     head = prompt[:600]
+    for key in ("machine_prompt", "agent_prompt"):
+        if any(p.search(head[:200]) for p in rule_patterns(rules, "signals", key=key)):
+            return ""
     if any(p.search(head) for p in rule_patterns(rules, "reminder", key="refutes")):
         return "refutes"
     if any(p.search(head) for p in rule_patterns(rules, "reminder", key="confirms")):
@@ -111,6 +118,8 @@ def attach(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     text = render(ctx, pending, answer == "confirms")
     ledger.writeback_reminders += 1
     ledger.writeback_reminded = {"turn": turn, "kinds": pending.get("kinds", [])}
+    if isinstance(pending.get("fix_topic"), dict) and "fix" in pending.get("kinds", []):
+        ledger.writeback_reminded["fix_topic"] = pending["fix_topic"]  # stored next, it guards the loop
     extra = {**outcome.extra, "reminder": REASON, "reminder_of": turn, "reminders": ledger.writeback_reminders,
              "reminder_evidence": pending.get("kinds", []), "reminder_chars": len(text)}
     if answer:

@@ -89,9 +89,11 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     if ctx.event.get("stop_hook_active") is True:
         return Outcome("allowed", "ALLOW_STOP_ACTIVE", gate="writeback", extra=extra)
     ledger.writeback_turns += 1  # a turn's end (not the continuation after a block): what a reminder names
+    reminded_fix = None  # the fix this turn's prompt reminded of: stored now, it guards the loop (fixguard)
     if ledger.writeback_reminded:  # this turn's prompt carried a reminder: what did the agent do about it?
         from gate.gates.reminder import settle  # (only then, and when deferring: most Stops need neither)
 
+        reminded_fix = ledger.writeback_reminded.get("fix_topic")
         turn = turn or _read(ctx)
         settle(ledger, find_store_decision(turn, ctx.rules("writeback")), extra)
     if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("writeback", True):
@@ -99,11 +101,21 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     turn = turn or _read(ctx)
     if not turn.prompt and ledger.writeback_prompt_head:
         turn.prompt = ledger.writeback_prompt_head  # read from a compaction boundary on: the prompt it answered
+    if turn.report:
+        # A background subagent's report, brought by a task notification: what the subagent settled is evidence
+        # of this turn, like a foreground spawn's result; the notification itself is nobody's words (no rule, no
+        # choice, no request of the user's), so the turn is weighed without a prompt.
+        turn.prompt = ""
+        extra["subagent_report"] = True
     rules = ctx.rules("writeback")
     decision = find_store_decision(turn, rules)
     if decision is not None:
         extra["store_decision"] = decision.kind
         extra["store_detail"] = clean(decision.detail, 160)  # for `gate trace`: what counted as storing
+        if decision.kind == "stored":  # (a store is rare: most Stops never import the guard)
+            from gate.gates import fixguard
+
+            fixguard.stored(turn, rules, ledger, decision.detail, reminded_fix, extra)
         return Outcome("allowed", "ALLOW_ALREADY_STORED", gate="writeback", extra=extra)
     evidence = find_evidence(turn, rules)
     weighed, vetoes = score_inputs(rules)
@@ -120,7 +132,12 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         from gate.gates.reminder import defer
 
         quoted = dict(zip(evidence.kinds, evidence.quotes, strict=False))
-        return defer(ctx, ledger, verdict, kinds, quotes, extra, quoted)
+        found = None
+        if "fix" in kinds:  # what the fix is about goes with the reminder: stored next, it guards the loop
+            from gate.gates import fixguard
+
+            found = fixguard.deferred(turn, evidence, rules, ledger, extra)
+        return defer(ctx, ledger, verdict, kinds, quotes, extra, quoted, found)
     if not verdict.block:
         if verdict.reached:
             reason = f"ALLOW_{verdict.veto.upper()}"  # the evidence was there; the veto held it back
@@ -130,11 +147,30 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         return Outcome("allowed", reason, gate="writeback", extra=extra)
     kinds = verdict.kinds or evidence.kinds or ["learning"]
     quotes = evidence.quotes + signal_quotes(turn, features, rules)
+    from gate.gates import fixguard  # (a block is rare: most Stops never import it)
+
+    found = same = None
+    fix_blocks = False  # the fix is what blocks: without its features the turn would pass
+    if fixguard.enabled(rules) and fixguard.holds_fix(verdict.contributions, rules):
+        found = fixguard.topic(turn, evidence, rules)
+        same = fixguard.same_fix(ledger, found, rules)
+        fix_blocks = not decide(fixguard.without_fix(features, rules), rules).block
+        if same is not None:
+            extra["fix_guard"] = same
+        if same is not None and fix_blocks:  # the loop's fix again, and nothing else to block for: a reminder
+            from gate.gates.reminder import defer
+
+            fixguard.keep(ledger, found, extend=True)
+            verdict.veto = "same_fix"  # deferred as ALLOW_DEFERRED_SAME_FIX
+            quoted = dict(zip(evidence.kinds, evidence.quotes, strict=False))
+            return defer(ctx, ledger, verdict, kinds, quotes, extra, quoted, found)
     extra["evidence"] = kinds
     extra["evidence_quotes"] = [clean(q, 160) for q in quotes[:3]]  # bounded, for `gate trace`
     cap = int(ctx.settings.get("writeback_cap", 5))
     if ledger.writeback_blocks >= cap:
         return Outcome("allowed", "ALLOW_CAPPED", gate="writeback", extra=extra)
+    if found is not None and (fix_blocks or same is not None):  # a fix blocks: its loop will not block again
+        fixguard.keep(ledger, found, extend=same is not None)
     reason = render(ctx, action_phrase(kinds, rules), kinds, quotes)
     ledger.writeback_blocks += 1
     ledger.writeback_pending = {"kinds": evidence.kinds, "block": ledger.writeback_blocks}

@@ -69,6 +69,9 @@ _FIELDS: dict[str, Any] = {
     # not the parent's), and the deliveries made at spawns that no subagent has claimed yet.
     "agents": dict,
     "spawns": dict,
+    # What the session's last blocked or stored fix was about (gate/gates/fixguard.py): a debugging loop blocks
+    # once; later fixes about the same files, commands or names defer to a reminder until the topic changes.
+    "writeback_fix_guard": lambda: None,
 }
 
 
@@ -113,6 +116,7 @@ class Ledger:
     writeback_prompt_head: str
     agents: dict[str, dict[str, Any]]
     spawns: dict[str, dict[str, Any]]
+    writeback_fix_guard: dict[str, Any] | None
 
     def __init__(self, session: str, **values: Any) -> None:
         for name, factory in _FIELDS.items():

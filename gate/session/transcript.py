@@ -87,8 +87,8 @@ class Turn(_Plain):
     """What happened since the last real user prompt, in order."""
 
     __slots__ = (
-        "assistant_texts", "complete", "from_fallback", "hook_feedback", "previous_reply", "prompt", "tool_results",
-        "tool_uses",
+        "assistant_texts", "complete", "from_fallback", "hook_feedback", "previous_reply", "prompt", "report",
+        "tool_results", "tool_uses",
     )
 
     def __init__(
@@ -113,6 +113,9 @@ class Turn(_Plain):
         # The last text the assistant wrote before this turn's prompt (read_turn(previous_reply=True)): what
         # the prompt answers ("the second option", "yes, keep it local").
         self.previous_reply = ""
+        # The report of a background subagent, when the turn's prompt is the task notification that brought it
+        # (it is also the first of assistant_texts: what the subagent settled is text of this turn).
+        self.report = ""
 
     def bash_commands(self) -> list[str]:
         return [
@@ -314,6 +317,9 @@ class _Collector:
 
     def turn(self) -> Turn:
         turn = Turn(prompt=self.prompt, complete=self.complete, hook_feedback=self.hook_feedback)
+        turn.report = notification_report(self.prompt)
+        if turn.report:  # a background subagent's report opens the turn: the turn's first text
+            turn.assistant_texts.append(turn.report)
         spawns: set[str] = set()
         for seq, (kind, block) in enumerate(reversed(self.events)):
             if kind == "result":
@@ -359,6 +365,23 @@ def subagent_report(text: str) -> str:
         report = text
     report = report.split("\nagentId: ", 1)[0]
     return "\n".join(line[2:] if line.startswith("  ") else line for line in report.splitlines()).strip()
+
+
+_NOTIFICATION = "<task-notification>"
+
+
+def notification_report(prompt: str) -> str:
+    """A background subagent's report, from the task notification that brings it back (2.1.332:
+    `<task-notification>…<status>completed</status><summary>Agent "…" completed</summary><result>REPORT</result>
+    …</task-notification>`, as a user message of its own). A background command's notification has no result:
+    it is "" then, as for any other prompt."""
+    if not prompt.lstrip().startswith(_NOTIFICATION):
+        return ""
+    _, found, rest = prompt.partition("<result>")
+    if not found:
+        return ""
+    report = rest.rpartition("</result>")[0] if "</result>" in rest else rest.split("</task-notification>", 1)[0]
+    return report.strip()
 
 
 def _result_text(content: Any) -> str:

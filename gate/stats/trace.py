@@ -148,6 +148,10 @@ def _stop(record: dict[str, Any]) -> dict[str, Any]:
     }
     if "blocks" in record:
         data["block_number"] = record["blocks"]
+    if isinstance(record.get("fix_guard"), dict):
+        data["fix_guard"] = record["fix_guard"]
+    if record.get("subagent_report"):
+        data["subagent_report"] = True
     if record.get("outcome") is not None:
         data["previous_block_outcome"] = record["outcome"]
     return data
@@ -215,6 +219,7 @@ STOP_VERDICTS = {
     "ALLOW_EXPLANATION_ONLY": "an answer from knowledge alone, no tool used",
     "ALLOW_WROTE_NOTES": "the turn wrote the lesson itself into a notes place (CLAUDE.md, a memory file, …)",
     "ALLOW_MACHINE_PROMPT": "the prompt came from a program (a task notification), not a person",
+    "ALLOW_DEFERRED_SAME_FIX": "the fix of a debugging loop that blocked once already: a reminder at the next prompt",
     "ALLOW_CAPPED": "evidence, but the session reached its block cap",
     "ALLOW_STOP_ACTIVE": "the continuation after a block: never blocked twice (evidence is not examined)",
     "ALLOW_DISABLED": "the write-back gate is muted or off",
@@ -280,6 +285,12 @@ def _render_stop(data: dict[str, Any], reason: str, lines: list[str]) -> None:
     if data.get("signals"):
         signals = ", ".join(f"{name}={value:g}" for name, value in sorted(data["signals"].items()))
         lines.append(f"  score {data['score']} from: {signals}")
+    if data.get("subagent_report"):
+        lines.append("  weighed on a background subagent's report (its task notification is no prompt of the user's)")
+    guard = data.get("fix_guard")
+    if guard:
+        shared = ", ".join(str(x) for x in guard.get("shared", []))
+        lines.append(f"  the same fix as turn {guard.get('of')} (its {guard.get('by')}: {shared})")
     if "block_number" in data:
         lines.append(f"  block {data['block_number']} of this session")
 

@@ -82,3 +82,15 @@ def without_fix_guard(project: Any) -> None:
     rules = Path(project) / ".gate" / "rules"
     rules.mkdir(parents=True, exist_ok=True)
     (rules / "writeback.toml").write_text("[fix_guard]\nenabled = false\n", encoding="utf-8")
+
+
+def doctor_report(gate: Any, *args: str) -> tuple[int, dict[str, Any]]:
+    """`gate doctor --json` through the test's CLI runner: its exit status and its report."""
+    code, out, err = gate("doctor", "--json", *args)
+    assert out, err
+    return code, json.loads(out)
+
+
+def doctor_checks(report: dict[str, Any], check: str, status: str | None = None) -> list[dict[str, Any]]:
+    """The report's lines of one check (and one status)."""
+    return [c for c in report["checks"] if c["check"] == check and (status is None or c["status"] == status)]

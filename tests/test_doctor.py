@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import doctor_checks, doctor_report
 
 from gate.install import wiring
 from gate.paths import ProjectPaths, audit_log_file, error_log_file, sessions_dir
@@ -24,14 +25,8 @@ def _clean_claude_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def doctor(gate: Gate, *args: str) -> tuple[int, dict[str, Any]]:
-    code, out, err = gate("doctor", "--json", *args)
-    assert out, err
-    return code, json.loads(out)
-
-
-def of(report: dict[str, Any], check: str, status: str | None = None) -> list[dict[str, Any]]:
-    return [c for c in report["checks"] if c["check"] == check and (status is None or c["status"] == status)]
+doctor = doctor_report
+of = doctor_checks
 
 
 def settings_path(project: Path, name: str = "settings.json") -> Path:

@@ -10,20 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import doctor_checks, doctor_report
 
 from gate.paths import error_log_file
 
 Gate = Callable[..., tuple[int, str, str]]
 
 
-def doctor(gate: Gate, *args: str) -> tuple[int, dict[str, Any]]:
-    code, out, err = gate("doctor", "--json", *args)
-    assert out, err
-    return code, json.loads(out)
-
-
-def of(report: dict[str, Any], check: str, status: str | None = None) -> list[dict[str, Any]]:
-    return [c for c in report["checks"] if c["check"] == check and (status is None or c["status"] == status)]
+doctor = doctor_report
+of = doctor_checks
 
 
 def log_lines(*records: dict[str, Any]) -> None:

@@ -16,6 +16,8 @@ import contextlib
 import json
 import os
 import queue
+import re
+import shlex
 import signal
 import subprocess
 import threading
@@ -515,3 +517,16 @@ class GateCli:
     @property
     def error_log(self) -> Path:
         return self.gate_home / "state" / "log" / "errors.log"
+
+
+def filled_remember_command(shown: str, title: str, *, body: str, cues: str) -> str:
+    """The exact `gate remember` line a MEMORY CHECK (block or reminder) showed, its placeholders filled in as an
+    agent would: the scripted agent runs it, so a test proves that command works in the Bash tool as it is."""
+    line = next((x for x in shown.splitlines() if " remember " in x and "<one-line fact>" in x), None)
+    assert line is not None, f"no remember command in the MEMORY CHECK:\n{shown}"
+    command = line.strip().replace('"<one-line fact>"', shlex.quote(title))
+    command = command.replace('"<why, where, how to verify>"', shlex.quote(body))
+    command = command.replace('"<how it would be asked>"', shlex.quote(cues))
+    command = re.sub(r"\s--link\s+\S+:<ID>", "", command)  # nothing to link to in a fresh store
+    assert "<" not in command, f"unfilled placeholder in {command!r}"
+    return command

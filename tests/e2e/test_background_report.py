@@ -10,11 +10,8 @@ itself is a program's message, never the user's request, rule or confirmation.
 
 from __future__ import annotations
 
-import re
-import shlex
-
 import pytest
-from claude_harness import Claude, E2EDirs, GateCli, stop_feedback, stop_hook_overrides
+from claude_harness import Claude, E2EDirs, GateCli, filled_remember_command, stop_feedback, stop_hook_overrides
 from model_server import (
     JSON,
     ModelServer,
@@ -45,14 +42,9 @@ NOTIFICATION = "<task-notification>"
 
 def remember_from_block(body: JSON) -> Reply:
     """The scripted agent runs the exact `remember` line the block showed, filled in."""
-    shown = tail_text(body)
-    line = next((x for x in shown.splitlines() if " remember " in x and "<one-line fact>" in x), None)
-    assert line is not None, f"no remember command in the block:\n{shown}"
-    command = line.strip().replace('"<one-line fact>"', shlex.quote(STORED_TITLE))
-    command = command.replace('"<why, where, how to verify>"', shlex.quote("See the trigger tests."))
-    command = command.replace('"<how it would be asked>"', shlex.quote("reserve trigger last day of month"))
-    command = re.sub(r"\s--link\s+\S+:<ID>", "", command)  # nothing to link to in a fresh store
-    assert "<" not in command, f"unfilled placeholder in {command!r}"
+    command = filled_remember_command(
+        tail_text(body), STORED_TITLE, body="See the trigger tests.", cues="reserve trigger last day of month"
+    )
     return Reply.bash(command, "Store the root cause in memory")
 
 

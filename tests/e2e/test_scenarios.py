@@ -9,8 +9,6 @@ answers, calls tools, and reacts to what the hooks told it.
 from __future__ import annotations
 
 import json
-import re
-import shlex
 import shutil
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from claude_harness import (
     E2EDirs,
     GateCli,
     Turn,
+    filled_remember_command,
     hook_contexts,
     stop_feedback,
     stop_hook_overrides,
@@ -87,15 +86,9 @@ def feedback_requests(turn: Turn) -> list[JSON]:
 def remember_command(body: JSON) -> Reply:
     """The scripted agent obeys the MEMORY CHECK: it runs the exact `remember` command line the gate showed
     (so the test proves that command works in the agent's Bash tool as it is), filled in."""
-    reason = tail_text(body)
-    line = next((x for x in reason.splitlines() if " remember " in x and "<one-line fact>" in x), None)
-    assert line is not None, f"no remember command in the MEMORY CHECK:\n{reason}"
-    command = line.strip()
-    command = command.replace('"<one-line fact>"', shlex.quote(STORED_TITLE))
-    command = command.replace('"<why, where, how to verify>"', shlex.quote("Covered by test_trigger.py."))
-    command = command.replace('"<how it would be asked>"', shlex.quote("reserve trigger off by one day"))
-    command = re.sub(r"\s--link\s+\S+:<ID>", "", command)  # nothing to link to in a fresh store
-    assert "<" not in command, f"unfilled placeholder in {command!r}"
+    command = filled_remember_command(
+        tail_text(body), STORED_TITLE, body="Covered by test_trigger.py.", cues="reserve trigger off by one day"
+    )
     return Reply.bash(command, "Store the fix in memory")
 
 

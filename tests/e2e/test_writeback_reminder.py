@@ -5,11 +5,17 @@ stores; nothing loops. Asserted on what the model was shown, on the transcript a
 from __future__ import annotations
 
 import json
-import re
-import shlex
 
 import pytest
-from claude_harness import Claude, E2EDirs, GateCli, hook_contexts, stop_feedback, stop_hook_overrides
+from claude_harness import (
+    Claude,
+    E2EDirs,
+    GateCli,
+    filled_remember_command,
+    hook_contexts,
+    stop_feedback,
+    stop_hook_overrides,
+)
 from model_server import JSON, ModelServer, Reply, after_tool_call, last_user_contains, tail_contains, tail_text
 
 pytestmark = pytest.mark.e2e
@@ -38,14 +44,9 @@ def wired(gate: GateCli, e2e_dirs: E2EDirs) -> GateCli:
 
 def remember_from_reminder(body: JSON) -> Reply:
     """The scripted agent runs the exact `remember` line the reminder showed, filled in."""
-    shown = tail_text(body)
-    line = next((x for x in shown.splitlines() if " remember " in x and "<one-line fact>" in x), None)
-    assert line is not None, f"no remember command in the reminder:\n{shown}"
-    command = line.strip().replace('"<one-line fact>"', shlex.quote(STORED_TITLE))
-    command = command.replace('"<why, where, how to verify>"', shlex.quote("See the export range test."))
-    command = command.replace('"<how it would be asked>"', shlex.quote("export misses last day of month"))
-    command = re.sub(r"\s--link\s+\S+:<ID>", "", command)  # nothing to link to in a fresh store
-    assert "<" not in command, f"unfilled placeholder in {command!r}"
+    command = filled_remember_command(
+        tail_text(body), STORED_TITLE, body="See the export range test.", cues="export misses last day of month"
+    )
     return Reply.bash(command, "Store the root cause in memory")
 
 

@@ -469,3 +469,26 @@ def test_html_page_is_self_contained(box: Sandbox) -> None:
     text = page.read_text(encoding="utf-8")
     assert text.count("<svg") == 2 and "<script" not in text and "http" not in text.replace("http://www.w3", "")
     assert "75%" in text  # the adoption share, as in the text report
+
+
+def test_the_last_error_shown_is_this_projects(tmp_path: Path) -> None:
+    """The error log is shared by every project: another project's failure (or doctor's own synthetic run) is not
+    this project's last error; a line from before gate named projects still is."""
+    from gate.stats.health import last_error
+
+    log = tmp_path / "errors.jsonl"
+
+    def write(*records: dict[str, Any]) -> None:
+        log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+    mine = {"ts": "2026-12-01T09:00:00Z", "event": "Stop", "error": "OSError", "message": "mine", "project": "/p/a"}
+    theirs = {"ts": "2026-12-01T10:00:00Z", "event": "Stop", "error": "ValueError", "message": "theirs",
+              "project": "/p/b"}
+    synthetic = {**mine, "message": "doctor's run", "synthetic": True}
+    write(mine, theirs, synthetic)
+    assert last_error(log, project="/p/a")["message"] == "mine"
+    assert last_error(log, project="/p/b")["message"] == "theirs"
+    assert last_error(log)["message"] == "theirs"  # every project: the last real line
+    unnamed = {"ts": "2026-12-01T11:00:00Z", "event": "Stop", "error": "KeyError", "message": "old line"}
+    write(mine, theirs, unnamed)
+    assert last_error(log, project="/p/a")["message"] == "old line"

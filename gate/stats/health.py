@@ -39,8 +39,10 @@ def latency_figures(records: list[dict[str, Any]]) -> dict[str, dict[str, float]
     }
 
 
-def last_error(path: Path | None = None) -> dict[str, Any] | None:
-    """The last line of the error log (read from its end: the log may be megabytes)."""
+def last_error(path: Path | None = None, project: str | None = None) -> dict[str, Any] | None:
+    """The last line of the error log (read from its end: the log may be megabytes). The log is shared by every
+    project: with a project, lines another project wrote are passed over (lines from before gate named the
+    project in them, and lines of doctor's own runs, are kept and skipped as they say)."""
     path = path or error_log_file()
     try:
         with open(path, "rb") as handle:
@@ -54,14 +56,17 @@ def last_error(path: Path | None = None) -> dict[str, Any] | None:
             data = json.loads(line)
         except ValueError:
             continue
-        if isinstance(data, dict):
-            return {key: data.get(key) for key in ("ts", "event", "error", "message")}
+        if not isinstance(data, dict) or data.get("synthetic") is True:
+            continue
+        if project and data.get("project") and data.get("project") != project:
+            continue
+        return {key: data.get(key) for key in ("ts", "event", "error", "message")}
     return None
 
 
-def failure_figures(failures: list[dict[str, Any]]) -> dict[str, Any]:
+def failure_figures(failures: list[dict[str, Any]], project: str | None = None) -> dict[str, Any]:
     return {
         "failed_open": len(failures),
         "failed_open_by_event": dict(Counter(str(r.get("event")) for r in failures).most_common()),
-        "last_error": last_error(),
+        "last_error": last_error(project=project),
     }

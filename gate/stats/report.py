@@ -40,7 +40,7 @@ def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict
         "adoption": adoption_figures(writeback, sessions),
         "health": {
             "latency_ms": latency_figures(records + failures),
-            **failure_figures(failures),
+            **failure_figures(failures, selection.project),
             "store": store_figures(selection.project_root),
         },
         "empty": not records,
@@ -209,7 +209,7 @@ def render_text(report: dict[str, Any]) -> str:
     failed = f"  fail-opens: {health['failed_open']}"
     error = health["last_error"]
     if error:
-        # The error log is not per project or window: its last line is shown with its own time.
+        # The error log is not per window: its last line of this project is shown with its own time.
         label = "last error" if health["failed_open"] else "none in this window; last error ever"
         message = str(error.get("message") or "")
         if len(message) > ERROR_MESSAGE_CHARS:  # the whole of it is in the error log; here, a line to read

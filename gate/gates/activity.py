@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def _num(section: Mapping[str, Any], key: str, default: float) -> float:
+def number(section: Mapping[str, Any], key: str, default: float) -> float:
+    """A numeric rule, or its default when the value is missing or not a number."""
     value = section.get(key, default)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
 
@@ -86,9 +87,9 @@ def build(
 
         own = query_terms(prompt, shift_rules, prompt.noise, max_terms)
     activity.prompt_terms = own
-    activity.content_free = len(own) < int(_num(query_rules, "content_free_terms", 3))
-    prompt_weight = _num(query_rules, "prompt", 1.0)
-    reply_weight = _num(query_rules, "reply_content_free" if activity.content_free else "reply", 0.5)
+    activity.content_free = len(own) < int(number(query_rules, "content_free_terms", 3))
+    prompt_weight = number(query_rules, "prompt", 1.0)
+    reply_weight = number(query_rules, "reply_content_free" if activity.content_free else "reply", 0.5)
     for term in own:
         activity.add(term, prompt_weight)
     if reply_weight > 0:
@@ -96,11 +97,11 @@ def build(
 
         left_out = set(drop) | _weak(shift_rules) | _noise(shift_rules)
         activity.reply_terms = reply_terms(
-            reply, left_out, int(_num(query_rules, "reply_terms", 16)), int(_num(query_rules, "reply_chars", 4000))
+            reply, left_out, int(number(query_rules, "reply_terms", 16)), int(number(query_rules, "reply_chars", 4000))
         )
         for term in activity.reply_terms:
             activity.add(term, reply_weight)
-    touched_weight = _num(query_rules, "touched", 0.0)
+    touched_weight = number(query_rules, "touched", 0.0)
     if touched_weight > 0:
         activity.touched_terms = sorted(t for t in path_terms(touched, shift_rules) if t not in drop)
         for term in activity.touched_terms:

@@ -12,6 +12,7 @@ filter answers without the index) stays silent without opening the index.
 from __future__ import annotations
 
 from gate.gates import activity, topic
+from gate.gates.activity import number as _num
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.gates.prompt_cues import on_prompt, withheld
 from gate.memory.cues import named_terms  # (loaded already: the prompt cues read the cue table)
@@ -102,11 +103,6 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         return outcome
 
 
-def _num(section: dict[str, Any], key: str, default: float) -> float:
-    value = section.get(key, default)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
-
-
 def _noise(ctx: HookContext, pairs: PairFilter | None) -> frozenset[str]:
     """Terms of this project that say nothing about a prompt's subject: its path's words (and the recorded
     session's folder, when replayed), and the words most memories share."""
@@ -194,12 +190,10 @@ def deliver(
     reason_text: str,
     shown_terms: list[str],
     extra: dict[str, Any],
-    event_name: str = "UserPromptSubmit",
     own: set[str] | frozenset[str] = frozenset(),
 ) -> Outcome:
     """Search for a query and deliver what passes the floor (rules/recall.toml [fire]), as one additionalContext
-    for `event_name`; what it delivers is marked in the ledger. Any caller with a query may use it (a subagent's
-    task, say: search_text() below)."""
+    of the prompt; what it delivers is marked in the ledger."""
     index = ctx.index
     index.catch_up_for_hook()
     if not index.exists():
@@ -221,7 +215,7 @@ def deliver(
     return Outcome(
         "fired",
         reason_code,
-        output=additional_context(event_name, text),
+        output=additional_context("UserPromptSubmit", text),
         gate="recall",
         delivered=kept,
         suppressed=suppressed,
@@ -277,19 +271,3 @@ def task_query(ctx: HookContext, text: str, reply: str = "") -> activity.Activit
         return None
     analysed = topic.PromptText(text, rules, _noise(ctx, _pair_filter(ctx)))
     return activity.build(analysed, reply, (), recall_rules.get("query", {}), rules, analysed.noise)
-
-
-def search_text(
-    ctx: HookContext, ledger: Ledger, text: str, *, reply: str = "", event_name: str = "UserPromptSubmit",
-    reason_code: str = "FIRED_RELEVANT",
-) -> Outcome:
-    """Search memory for a free text (a subagent's task, a prompt) as the recall gate searches a prompt — the
-    same query weights, floor and cap, what this window delivered left out — and render the delivery."""
-    query = task_query(ctx, text, reply)
-    if query is None or not query.weights:
-        return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall")
-    extra: dict[str, Any] = {"query": query.to_json()}
-    messages = ctx.rules("messages")["recall"]
-    reason_text = messages.get("reason_relevant", messages["reason_shift"])
-    own = set() if query.content_free else set(query.prompt_terms)
-    return deliver(ctx, ledger, query.terms, query.weights, reason_code, reason_text, [], extra, event_name, own)

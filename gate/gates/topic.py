@@ -206,11 +206,20 @@ def _prompt_terms(prompt: str, rules: Rules, noise: frozenset[str] = frozenset()
     "reserve" + "account"), so it neither weighs triple nor looks new when its words are known. Paths are cut
     to their last components; `noise` (the project's own folder names, words every memory shares) and the
     rules' noise words are left out: they stand in every prompt and say nothing about its subject."""
+    text = _cut_prompt(prompt, rules)
+    return _content_of(text, terms(text), rules, noise)
+
+
+def _cut_prompt(prompt: str, rules: Rules) -> str:
+    """The prompt as its terms are read: at most max_prompt_chars, pasted paths cut to their last components."""
     limit = int(_num(rules, "shift", "max_prompt_chars", 6000))
-    text = without_long_paths(prompt[:limit], int(_num(rules, "files", "components", 3)))
+    return without_long_paths(prompt[:limit], int(_num(rules, "files", "components", 3)))
+
+
+def _content_of(text: str, all_terms: list[str], rules: Rules, noise: frozenset[str]) -> list[str]:
     wholes = {stem for word in _WORD.findall(text) if _is_identifier(word) for stem in _stem_word(word.lower())}
     dropped = _noise(rules) | noise
-    return [t for t in terms(text) if t not in wholes and t not in dropped]
+    return [t for t in all_terms if t not in wholes and t not in dropped]
 
 
 def query_terms(
@@ -227,35 +236,30 @@ def query_terms(
 
 
 class PromptText:
-    """One prompt, analysed once per hook run: the shift check, the record update, the pair filter, the
-    search and the keyword cues all read its terms from here instead of tokenizing the prompt again."""
+    """One prompt, analysed once per hook run: the shift check, the record update, the pair filter and the
+    search read its terms from here; the prompt is tokenized once, whichever of them run."""
 
-    __slots__ = ("_all", "_raw", "content", "noise", "text", "trivial")
+    __slots__ = ("_raw", "_terms", "content", "noise", "text", "trivial")
 
     def __init__(self, text: str, rules: Rules, noise: frozenset[str] = frozenset()) -> None:
         self.text = text
         self.noise = noise
         self.trivial = trivial_kind(text, rules)  # None, "answer" or "command"
-        # content terms with repeats, in order: paths cut short, identifiers through their parts, noise out
-        self.content: list[str] = [] if self.trivial == "command" else _prompt_terms(text, rules, noise)
-        self._all: list[str] | None = None
         self._raw: list[str] | None = None
-
-    @property
-    def all_terms(self) -> list[str]:
-        """terms() of the whole prompt, nothing left out (what keyword cues match against)."""
-        if self._all is None:
-            self._all = terms(self.text)
-        return self._all
+        self._terms: list[str] = []
+        # content terms with repeats, in order: paths cut short, identifiers through their parts, noise out
+        self.content: list[str] = []
+        if self.trivial != "command":
+            cut = _cut_prompt(text, rules)
+            self._terms = terms(cut)
+            self.content = _content_of(cut, self._terms, rules, noise)
 
     def raw_query(self, rules: Rules, limit: int = 32) -> list[str]:
         """The prompt's distinct terms, only the rules' noise words (file extensions) and weak words out: the
         project's words and the words most memories share are kept (cleaning them measured worse)."""
         if self._raw is None:
-            limit_chars = int(_num(rules, "shift", "max_prompt_chars", 6000))
-            text = without_long_paths(self.text[:limit_chars], int(_num(rules, "files", "components", 3)))
             dropped = _noise(rules) | _weak(rules)
-            self._raw = list(dict.fromkeys(t for t in terms(text) if t not in dropped))
+            self._raw = list(dict.fromkeys(t for t in self._terms if t not in dropped))
         return self._raw[:limit]
 
 

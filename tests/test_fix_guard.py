@@ -166,6 +166,24 @@ def test_a_prompt_on_another_topic_ends_the_guard(
     assert (ledger.writeback_fix_guard is None) is shift
 
 
+def test_the_shift_a_compaction_forces_does_not_end_the_guard(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a compaction the recall gate treats the next prompt as a shift (its topic record is gone); the user
+    did not move on, so the debugging loop's guard stays (long loops are where compactions happen)."""
+    from gate.gates import prompt
+    from gate.gates.base import HookContext, Outcome
+    from gate.paths import ProjectPaths
+
+    forced_shift = Outcome("fired", "FIRED_TOPIC_SHIFT", extra={"shift": True})
+    monkeypatch.setattr(prompt, "recall", lambda ctx, ledger: forced_shift)
+    ledger = Ledger("s", writeback_turns=3, writeback_fix_guard=dict(GUARD))
+    ledger.rearm()  # what PreCompact does
+    assert ledger.force_shift == "compaction"
+    ctx = HookContext(event={"prompt": "still off by a cent on refunds", "transcript_path": ""},
+                      event_name="UserPromptSubmit", session_id="s", paths=ProjectPaths.for_cwd(project), settings={})
+    prompt.evaluate(ctx, ledger)
+    assert ledger.writeback_fix_guard == GUARD
+
+
 def test_trace_names_the_fix_a_turn_repeats(
     project: Path, hook: Hook, tmp_path: Path, gate: Any
 ) -> None:

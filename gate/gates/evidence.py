@@ -282,10 +282,7 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str], bool] | None:
 def kind_phrase(kinds: Sequence[str], rules: Rules) -> str:
     """ "a decision and a fix": how the MEMORY CHECK names what the turn holds."""
     names = rule_section(rules, "phrases")
-    words = [str(names.get(kind, f"a {kind}")) for kind in kinds]
-    if len(words) <= 1:
-        return "".join(words)
-    return ", ".join(words[:-1]) + " and " + words[-1]
+    return _series([str(names.get(kind, f"a {kind}")) for kind in kinds])
 
 
 def _series(words: Sequence[str]) -> str:

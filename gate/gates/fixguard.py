@@ -87,7 +87,7 @@ def _live(ledger: Ledger, rules: Rules) -> dict[str, Any] | None:
     if not isinstance(guard, dict):
         return None
     last = guard.get("last", 0)
-    if not isinstance(last, int) or ledger.writeback_turns - last > _int(rules, "idle_turns", 10):
+    if not isinstance(last, int) or ledger.writeback_turns - last > _int(rules, "idle_turns", 5):
         return None  # nothing about it for a while: the loop is over
     return guard
 

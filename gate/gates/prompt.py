@@ -20,8 +20,9 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     prompt = ctx.event.get("prompt")
     if isinstance(prompt, str):  # for the Stop of a turn cut by a compaction: whose prompt it answers
         ledger.writeback_prompt_head = prompt[:PROMPT_HEAD_CHARS]
+    compacted = ledger.force_shift == "compaction"  # recall's shift after a compaction is forced, not the user's
     outcome = recall(ctx, ledger)
-    if ledger.writeback_fix_guard is not None and outcome.extra.get("shift"):
+    if ledger.writeback_fix_guard is not None and outcome.extra.get("shift") and not compacted:
         ledger.writeback_fix_guard = None  # the user moved on: the debugging loop it guarded is over (fixguard)
     if not pending:
         return outcome

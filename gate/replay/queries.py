@@ -12,8 +12,9 @@ more than once (or several files), a later line for the same prompt wins.
 
 At each prompt with a query the replay runs plain `gate search`'s ranking — gate.memory.search.search with
 the rules `gate search` loads, against the replay's store as it is at that prompt — and keeps its first
-AGENT_TOP hits. They count as delivered from that prompt on, in that context window (a compaction empties it),
-as every delivery is counted. Scored side by side, over the labelled prompts:
+AGENT_TOP hits (with `--rules DIR`, DIR's search.toml applies to it as to the hooks). They count as delivered
+from that prompt on, in that context window (a compaction empties it), as every delivery is counted.
+Scored side by side, over the labelled prompts:
 - the hook: what the gates delivered (in full or as an index line) — the delivery figures of labels.score;
 - the agent's queries alone: what its searches returned, at this prompt or earlier in the window;
 - both: either of them.

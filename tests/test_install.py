@@ -554,11 +554,13 @@ def test_rules_go_where_the_file_has_none_yet(gate: Gate, project: Path) -> None
             assert json.loads(path.read_text()) == {}
 
 
-@pytest.mark.parametrize("text", ['{"permissions": []}', '{"permissions": {"allow": "Bash"}}'])
-def test_misshapen_permissions_are_refused_untouched(gate: Gate, project: Path, text: str) -> None:
+@pytest.mark.parametrize("text", ['{"permissions": []}', '{"permissions": {"allow": "Bash"}}', "[]"])
+@pytest.mark.parametrize("only", [False, True])
+def test_misshapen_permissions_are_refused_untouched(gate: Gate, project: Path, text: str, only: bool) -> None:
     path = write(settings_file(project), text)
-    code, _, err = install(gate, project)
-    assert code != 0 and "permissions" in err and "nothing was changed" in err
+    code, _, err = install(gate, project, *(["--permissions-only"] if only else []))
+    assert code != 0 and "nothing was changed" in err
+    assert ("top level" if text == "[]" else "permissions") in err
     assert path.read_text() == text
 
 

@@ -78,7 +78,9 @@ def gate_rules(data: Any) -> list[str]:
 
 
 def _check_shape(data: Any) -> None:
-    permissions = data.get("permissions") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise PermissionsShapeError("the top level is not a JSON object")
+    permissions = data.get("permissions")
     if permissions is None:
         return
     if not isinstance(permissions, dict):

@@ -4,7 +4,8 @@
 how the messages spell the command (`gate`, or the console script by absolute path when gate is not on PATH),
 runs `search`, `show` and the MEMORY CHECK's `remember` line as shown, and each runs: its tool result is the
 command's output, not a permission denial. A command outside the rules — another gate subcommand, or a gate
-search with something chained to it — is not run.
+search with something chained to it — is not run. The plugin cannot add rules; `gate install --permissions-only`
+adds them for it.
 
 The runs pass no --allowedTools and no permission mode, so every Bash call goes through Claude Code's permission
 check; in `-p` a call that would ask is refused with a tool error (there is nobody to click).
@@ -166,3 +167,36 @@ def test_gate_commands_run_without_a_prompt_and_nothing_else_does(
         block = by_step[step]
         assert block.get("is_error") and any(mark in result_text(block) for mark in DENIED), (step, block)
     assert (victim / "keep.txt").read_text(encoding="utf-8") == "still here\n", "the chained command ran"
+
+
+def test_the_plugin_adds_no_rules_and_permissions_only_does(
+    claude: Claude, gate: GateCli, model_server: ModelServer, e2e_dirs: E2EDirs, gate_bin: Path, gate_python: Path
+) -> None:
+    """Loaded with --plugin-dir, the plugin wires the hooks but cannot allow anything (Claude Code takes no
+    permission rules from a plugin): the agent's `gate search` asks. `gate install --permissions-only --scope
+    user`, run by the gate the plugin's hooks run, allows it as the messages spell it, and adds no hooks."""
+    repo_root = Path(__file__).resolve().parents[2]
+    claude.env_extra.update(GATE_PYTHON=str(gate_python), PATH=path_without_gate())
+    memory_id = gate.remember(WATERFALL_TITLE, "--kind", "decision", "--body", WATERFALL_BODY)
+
+    def search(body: JSON) -> Reply:
+        return Reply.bash(f"{spelled_gate(tail_text(body))} search reserve account waterfall", "Search memory")
+
+    model_server.when(tail_contains(RECALL_MARK), search)
+    model_server.when(after_tool_call("Bash", " search reserve"), Reply.text("Searched."))
+
+    def searched(run_args: list[str]) -> JSON:
+        run = claude.run(WATERFALL_PROMPT, allowed_tools=(), args=run_args)
+        [(command, block)] = tool_results(run.transcript())
+        assert command.startswith(f"{gate_bin} search "), command  # the plugin's messages: the script by path
+        return block
+
+    denied = searched(["--plugin-dir", str(repo_root)])
+    assert denied.get("is_error") and any(mark in result_text(denied) for mark in DENIED), denied
+
+    gate.run("install", "--permissions-only", "--scope", "user", "--project", str(e2e_dirs.project))
+    user_settings = json.loads((e2e_dirs.home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert set(user_settings) == {"permissions"}, "rules only, no hooks: the plugin wires those"
+    allowed = searched(["--plugin-dir", str(repo_root)])
+    assert not allowed.get("is_error") and WATERFALL_TITLE in result_text(allowed), allowed
+    assert memory_id in result_text(allowed)

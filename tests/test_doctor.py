@@ -398,3 +398,17 @@ def test_an_absolute_spelling_the_committed_rules_miss_is_said(
     gate("install", "--project", str(project), "--scope", "local", "--permissions-only")
     (check,) = of(doctor(gate, "--no-run")[1], "permissions", "ok")
     assert "local" in check["message"]
+
+
+def test_project_rules_in_a_folder_claude_code_does_not_trust_are_said(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Claude Code ignores a project's allow rules until its trust dialog was accepted there."""
+    _with_gate_on_path(monkeypatch, tmp_path)
+    gate("install", "--project", str(project))
+    state = Path.home() / ".claude.json"
+    state.write_text(json.dumps({"projects": {str(project.parent): {"hasTrustDialogAccepted": True}}}))
+    (check,) = of(doctor(gate, "--no-run")[1], "permissions", "info")
+    assert "trust" in check["message"] and "trust dialog" in check["hint"]
+    state.write_text(json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": True}}}))
+    assert of(doctor(gate, "--no-run")[1], "permissions", "ok")

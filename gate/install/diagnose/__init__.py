@@ -41,7 +41,7 @@ def diagnose(root: Path, run: bool = True) -> list[Check]:
     checks += store_health(root)
     checks += config_health(root)
     checks += rules_health(root)
-    checks += permission_rules(settings)
+    checks += permission_rules(settings, root)
     checks += competitors(settings, root)
     checks += path_info()
     return checks

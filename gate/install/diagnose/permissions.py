@@ -3,9 +3,32 @@ for each, spelled as the messages spell it here, in one of the settings files Cl
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 from gate import render
 from gate.install import permissions
 from gate.install.diagnose.base import Check, Settings
+
+
+def _claude_state_file() -> Path:
+    """Claude Code's own state file (~/.claude.json; inside CLAUDE_CONFIG_DIR when that is set)."""
+    override = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
+    return Path(override).expanduser() / ".claude.json" if override else Path.home() / ".claude.json"
+
+
+def untrusted(root: Path) -> bool:
+    """True when Claude Code's state file says this folder's trust dialog was not accepted (measured on
+    2.1.332: until it is, a project's allow rules are ignored; trusting a parent folder does not cover it).
+    False when there is no state file to tell: nothing to say then."""
+    try:
+        state = json.loads(_claude_state_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    projects = state.get("projects") if isinstance(state, dict) else None
+    entry = projects.get(str(root)) if isinstance(projects, dict) else None
+    return not (isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True)
 
 
 def _allowed(settings: Settings) -> dict[str, list[str]]:
@@ -18,7 +41,7 @@ def _allowed(settings: Settings) -> dict[str, list[str]]:
     return found
 
 
-def permission_rules(settings: Settings) -> list[Check]:
+def permission_rules(settings: Settings, root: Path) -> list[Check]:
     spelled = render.gate_command()
     if not permissions.is_gate_rule(permissions.rule(spelled, permissions.SUBCOMMANDS[0])):
         return [
@@ -36,6 +59,17 @@ def permission_rules(settings: Settings) -> list[Check]:
     names = ", ".join(f"`{spelled} {sub}`" for sub in permissions.SUBCOMMANDS)
     if not missing:
         scopes = sorted({scope for item in wanted.values() for scope in allowed[item]})
+        if scopes == ["project"] and untrusted(root):
+            return [
+                Check(
+                    "permissions",
+                    "info",
+                    f"{names} are allowed in the project's settings, which Claude Code ignores until you trust "
+                    "this folder",
+                    "open Claude Code in the project once and accept its trust dialog (or allow them in local "
+                    "settings: `gate install --scope local --permissions-only`)",
+                )
+            ]
         return [Check("permissions", "ok", f"{names} run without an approval prompt (allowed in {', '.join(scopes)})")]
     if spelled == permissions.PORTABLE:
         hint = "run `gate install` again: it adds them (with the plugin: `gate install --permissions-only`)"

@@ -10,6 +10,7 @@ gate/memory/supersession.py), so a write touches one file.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
@@ -384,6 +385,8 @@ class Store:
                 [(self.paths.store_for_scope(m.scope), _as_written(m), m.scope != "team") for m in replaced]
             )
         self.catch_up()
+        if parsed:
+            self.build_cues()
         report.ids = [m.id for m in parsed]
         report.replaced = [m.id for m in replaced]
         return report
@@ -432,6 +435,17 @@ class Store:
         """Index what changed; the scopes this Store wrote to are known to have changed (no second look)."""
         written, self._written = tuple(sorted(self._written)), set()
         return self.index.catch_up(wait_seconds=WRITER_WAIT_SECONDS, deep=deep, written=written)
+
+    def build_cues(self) -> None:
+        """Bring the cue table level with the store now: after a bulk write that is this command's work, not
+        the next hook's (which would rebuild a table made when the store was small inline, or go on with
+        stale shards until a background build is done)."""
+        from gate.memory import cue_build, cues
+        from gate.rules import load_rules
+
+        # on failure the memories are still written: the next hook finds the table behind and rebuilds it
+        with contextlib.suppress(OSError):
+            cue_build.rebuild(self.paths, cues.defaults_from(load_rules("triggers", self.paths.root)))
 
     def reindex(self) -> CatchUp:
         return self.index.rebuild()

@@ -31,7 +31,7 @@ from gate.memory.history import History, Version, history_root
 from gate.memory.index import CatchUp, MemoryIndex
 from gate.memory.model import ID_PATTERN, SCOPES, Link, Memory, mint_id, now_iso
 from gate.memory.secrets import refuse_secrets
-from gate.memory.supersession import effective_status, live_supersedes
+from gate.memory.supersession import closing_chain, effective_status, live_supersedes
 from gate.paths import ProjectPaths, ensure_private_dir
 
 WRITER_WAIT_SECONDS = 20.0
@@ -181,6 +181,34 @@ class Store:
                 raise ValidationError(
                     f"link {link.type}:{link.target} points at no memory", hint="`gate list` shows the ids"
                 )
+        self._refuse_cycle(memory, new=new)
+
+    def _supersedes_now(self, memory_id: str) -> list[str]:
+        """What a stored memory replaces as its file says now (nothing for one that is not there or unreadable)."""
+        path = self.locate(memory_id)
+        try:
+            stored = read_memory(path) if path is not None else None
+        except (CorruptMemoryFile, OSError):
+            return []
+        return live_supersedes(stored.status, stored.links) if stored is not None else []
+
+    def _refuse_cycle(self, memory: Memory, *, new: bool) -> None:
+        """Refuse a `supersedes` link that would close a cycle: every memory in one is superseded, so none is
+        delivered or found (`A supersedes B` then `B supersedes A` made both vanish). Only links this write adds
+        are looked at: editing or forgetting a memory already in a cycle (pulled in, say) stays possible."""
+        targets = live_supersedes(memory.status, memory.links)
+        if not new:
+            targets = [t for t in targets if t not in self._supersedes_now(memory.id)]
+        if not targets:
+            return
+
+        def supersedes_of(memory_id: str) -> list[str]:
+            return live_supersedes(memory.status, memory.links) if memory_id == memory.id else \
+                self._supersedes_now(memory_id)
+
+        chain = closing_chain(memory.id, targets, supersedes_of)
+        if chain is not None:
+            raise ValidationError(*cycle_refusal(chain))
 
     def _write(self, memory: Memory, *, new: bool = False) -> Path:
         store_dir = self.paths.store_for_scope(memory.scope)
@@ -360,6 +388,8 @@ class Store:
             if same:
                 unchanged.add(memory.id)
         _refuse_dangling_links(accepted, existing, report)
+        if self._refuse_cycles(accepted, existing, report):
+            _refuse_dangling_links(accepted, existing, report)  # a line linking to a refused one, in turn
         report.refused.sort()
         if report.refused and not skip_refused:
             named = "; ".join(f"line {n}: {why}" for n, why in report.refused)
@@ -419,6 +449,31 @@ class Store:
                 )
         refuse_secrets(text_fields(memory), self.paths.root)
         return memory, same
+
+    def _refuse_cycles(
+        self, accepted: dict[str, tuple[int, Memory]], existing: set[str], report: ImportReport
+    ) -> bool:
+        """Refuse each line whose `supersedes` links close a cycle with the lines before it and the store (the
+        line that closes it: the others are kept). Whether any was refused."""
+        graph: dict[str, list[str]] = {}
+
+        def supersedes_of(memory_id: str) -> list[str]:
+            return graph[memory_id] if memory_id in graph else self._supersedes_now(memory_id)
+
+        refused = False
+        for memory_id, (number, memory) in sorted(accepted.items(), key=lambda item: item[1][0]):
+            targets = live_supersedes(memory.status, memory.links)
+            added = [t for t in targets if t not in self._supersedes_now(memory_id)] if memory_id in existing \
+                else targets
+            chain = closing_chain(memory_id, added, supersedes_of) if added else None
+            if chain is not None:
+                message, _ = cycle_refusal(chain)
+                report.refused.append((number, message.replace("; nothing was written", "")))
+                del accepted[memory_id]
+                refused = True
+                continue
+            graph[memory_id] = targets
+        return refused
 
     @staticmethod
     def _holds(path: Path, memory: Memory) -> bool:
@@ -508,6 +563,19 @@ def health(paths: ProjectPaths) -> dict[str, Any]:
         "counts": counts,
         "by_kind": by_kind,
     }
+
+
+def cycle_refusal(chain: list[str]) -> tuple[str, str]:
+    """(message, hint) refusing a link that closes the supersession cycle `chain` (first id = last id)."""
+    source, target, last = chain[0], chain[1], chain[-2]
+    named = " supersedes ".join(chain)
+    return (
+        f"{source} supersedes {target} would close a supersession cycle ({named}): every memory in it would be "
+        "superseded, and none delivered or found; nothing was written",
+        f"if {source} replaces {target}, undo the link the other way first: `gate edit {last}` and delete its "
+        f"supersedes link to {source} (or `gate forget {last}`); `gate link {source} relates {target}` keeps "
+        "both, linked",
+    )
 
 
 def _refusal(error: Exception) -> str:

@@ -17,13 +17,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from gate.errors import DuplicateError, NotFoundError, ValidationError
+from gate.errors import DuplicateError, GateError, NotFoundError, ValidationError
+from gate.memory import killpoints
 from gate.memory.anchor_paths import fields_to_project, to_project, triggers_to_project
 from gate.memory.files import (
     CorruptMemoryFile,
     iter_memories,
     memory_path,
     read_memory,
+    sweep_temps,
     write_memories,
     write_memory,
 )
@@ -36,6 +38,7 @@ from gate.paths import ProjectPaths, ensure_private_dir
 
 WRITER_WAIT_SECONDS = 20.0
 MAX_ANCHOR_FILES = 50
+IMPORT_BATCH = 1000  # files written per sync: an interrupted import loses at most one batch's temp files
 
 
 def file_hash(path: Path) -> str:
@@ -73,11 +76,61 @@ class ImportReport:
         self.ids: list[str] = []
         self.replaced: list[str] = []
         self.unchanged: list[str] = []
+        self.already: list[tuple[int, str]] = []  # (line number, the id of the memory it restates): a line
+        # without an id whose kind, title and body a memory of the store (or an earlier line) has
         self.refused: list[tuple[int, str]] = []  # (line number, why)
 
     def to_json(self) -> dict[str, Any]:
         return {"imported": len(self.ids), "ids": self.ids, "replaced": self.replaced, "unchanged": self.unchanged,
+                "already": [{"line": line, "id": memory_id} for line, memory_id in self.already],
                 "skipped": [{"line": line, "error": error} for line, error in self.refused]}
+
+
+class ImportInterrupted(GateError):
+    """An import stopped (SIGINT) while it wrote: how many memories it wrote, each whole."""
+
+    exit_code = 130
+
+    def __init__(self, written: int, total: int, report: ImportReport) -> None:
+        super().__init__(
+            f"interrupted: {written} of {total} memories were written before the import stopped (each file whole; "
+            "the rest not at all)",
+            hint="run the same import again: it writes only what is not in the store yet (a line with an id is "
+            "matched by its id, one without by its kind, title and body)",
+        )
+        self.written = written
+        self.report = report
+
+
+class _Fingerprints:
+    """The live memories of a store by what they say (scope, kind, title, body; whitespace and case aside), so a
+    line without an id that a memory already says is not written twice."""
+
+    def __init__(self, store: Store) -> None:
+        self._ids: dict[tuple[str, str, str, str], str] = {}
+        for memory in store.memories():
+            if memory.status != "forgotten":
+                self.add(memory)
+
+    @staticmethod
+    def _key(memory: Memory) -> tuple[str, str, str, str]:
+        return (memory.scope, memory.kind, " ".join(memory.title.split()).casefold(), " ".join(memory.body.split()))
+
+    def match(self, memory: Memory) -> str | None:
+        return self._ids.get(self._key(memory))
+
+    def add(self, memory: Memory) -> None:
+        self._ids.setdefault(self._key(memory), memory.id)
+
+
+def _mint_free(taken: set[str]) -> str:
+    """A fresh id that is not in `taken` (which it joins): ids are random, so at 20,000 lines some draw the same."""
+    for _ in range(1000):
+        candidate = mint_id()
+        if candidate not in taken:
+            taken.add(candidate)
+            return candidate
+    raise RuntimeError("could not mint a free id")
 
 
 class Store:
@@ -242,6 +295,7 @@ class Store:
         if refuse_duplicates:
             self._refuse_duplicate(memory)
         self._write(memory, new=True)  # fails, rather than replace, if the id was taken since _check
+        killpoints.point("store.written")
         self.catch_up()
         return memory
 
@@ -265,7 +319,9 @@ class Store:
         memory.updated = now_iso()
         self._check(memory, new=False)
         self._keep_previous(memory.id, memory.scope, action)
+        killpoints.point("store.kept")
         self._write(memory)
+        killpoints.point("store.written")
         self.catch_up()
         return memory
 
@@ -367,24 +423,52 @@ class Store:
         """Import JSON lines as `gate export` writes them.
 
         The whole input is validated first (ids unique, links resolvable within the input or the store, no
-        secrets). Every refused line is reported with its number. Without `skip_refused` a refused line means
-        nothing is written; with it, the rest is written (and a line whose link pointed at a refused one is
-        refused in turn). `replace`: a line whose id exists writes over that memory, whose version is kept in
-        the history; without it, such a line is refused. A line that is the memory as the store already holds
-        it (an unchanged export imported again) is neither: it is counted as unchanged and nothing is written."""
+        supersession cycle, no secrets). Every refused line is reported with its number. Without `skip_refused`
+        a refused line means nothing is written; with it, the rest is written (and a line whose link pointed at
+        a refused one is refused in turn). `replace`: a line whose id exists writes over that memory, whose
+        version is kept in the history; without it, such a line is refused. A line that is the memory as the
+        store already holds it (an unchanged export imported again) is neither: it is counted as unchanged and
+        nothing is written. So is a line without an id whose kind, title and body a live memory of its scope
+        has (or an earlier line): an import run again after an interruption writes only what is not there.
+        Ids minted for lines without one are free in the store and in the input.
+
+        Interrupted (SIGINT) while writing, it raises ImportInterrupted naming how many memories it wrote: each
+        file is whole or absent, and a run again goes on from there."""
         report = ImportReport()
         accepted: dict[str, tuple[int, Memory]] = {}
         unchanged: set[str] = set()
         existing = self.existing_ids()  # one listing, not three stats per line (imports run to 100k lines)
+        rows: list[tuple[int, dict[str, Any]]] = []
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
-                memory, same = self._import_line(line, accepted, existing, replace=replace)
+                data = json.loads(line)
+                if not isinstance(data, dict):
+                    raise ValidationError("a line must be a JSON object")
+            except (ValueError, ValidationError) as error:
+                report.refused.append((number, _refusal(error)))
+                continue
+            rows.append((number, data))
+        # a minted id is taken by no memory and by no line of the input, whichever comes first
+        taken = existing | {str(data["id"]) for _, data in rows if data.get("id")}
+        known = _Fingerprints(self) if any(not data.get("id") for _, data in rows) else None
+        for number, data in rows:
+            try:
+                memory, same = self._import_line(data, accepted, existing, replace=replace)
+                if not data.get("id"):
+                    assert known is not None
+                    already = known.match(memory)
+                    if already is not None:
+                        report.already.append((number, already))
+                        continue
+                    memory.id = _mint_free(taken)
             except (ValueError, ValidationError) as error:
                 report.refused.append((number, _refusal(error)))
                 continue
             accepted[memory.id] = (number, memory)
+            if known is not None:
+                known.add(memory)  # a later line without an id that says the same is not written twice
             if same:
                 unchanged.add(memory.id)
         _refuse_dangling_links(accepted, existing, report)
@@ -401,19 +485,11 @@ class Store:
         parsed = [memory for _, memory in accepted.values() if memory.id not in unchanged]
         replaced = [m for m in parsed if m.id in existing]
         fresh = [m for m in parsed if m.id not in existing]
-        if any(m.scope == "private" for m in parsed):
-            self._mark_project()
-        for memory in replaced:
-            self._keep_previous(memory.id, memory.scope, "import", prune=False)
-        for scope in {m.scope for m in replaced}:
-            self.history(scope).prune()  # once, not once a line (imports run to 100k lines)
-        if fresh:
-            write_memories([(self.paths.store_for_scope(m.scope), _as_written(m), m.scope != "team") for m in fresh],
-                           new=True)
-        if replaced:
-            write_memories(
-                [(self.paths.store_for_scope(m.scope), _as_written(m), m.scope != "team") for m in replaced]
-            )
+        written: list[Path] = []
+        try:
+            self._write_imported(fresh, replaced, written)
+        except KeyboardInterrupt:
+            raise ImportInterrupted(len(written), len(parsed), report) from None
         self.catch_up()
         if parsed:
             self.build_cues()
@@ -421,28 +497,44 @@ class Store:
         report.replaced = [m.id for m in replaced]
         return report
 
+    def _write_imported(self, fresh: list[Memory], replaced: list[Memory], written: list[Path]) -> None:
+        """Write an import's memories in batches (one sync a batch); `written` grows by each file placed, so an
+        interruption can say how far it got."""
+        for scope in SCOPES:
+            sweep_temps(self.paths.store_for_scope(scope))  # what a writer killed mid-write left
+        if any(m.scope == "private" for m in (*fresh, *replaced)):
+            self._mark_project()
+        for memory in replaced:
+            self._keep_previous(memory.id, memory.scope, "import", prune=False)
+        for scope in {m.scope for m in replaced}:
+            self.history(scope).prune()  # once, not once a line (imports run to 100k lines)
+        for batch, new in [*((fresh[i:i + IMPORT_BATCH], True) for i in range(0, len(fresh), IMPORT_BATCH)),
+                           *((replaced[i:i + IMPORT_BATCH], False) for i in range(0, len(replaced), IMPORT_BATCH))]:
+            self._written.update(m.scope for m in batch)
+            write_memories([(self.paths.store_for_scope(m.scope), _as_written(m), m.scope != "team") for m in batch],
+                           new=new, placed=written)
+
     def _import_line(
-        self, line: str, accepted: dict[str, tuple[int, Memory]], existing: set[str], *, replace: bool
+        self, data: dict[str, Any], accepted: dict[str, tuple[int, Memory]], existing: set[str], *, replace: bool
     ) -> tuple[Memory, bool]:
         """The memory of one line, and whether the store holds it as it is already."""
-        data = json.loads(line)
-        if not isinstance(data, dict):
-            raise ValidationError("a line must be a JSON object")
+        if not data.get("id"):
+            data = {k: v for k, v in data.items() if k != "id"}  # minted by the caller, free in store and input
         if not data.get("project"):
             data["project"] = self.paths.root
         fields_to_project(data, self.paths.root)  # an absolute path inside the project: made relative
         if data.get("id") is not None and not ID_PATTERN.match(str(data["id"])):
             raise ValidationError(f"invalid id {data['id']!r}")
         memory = Memory.from_dict(data)
-        if memory.id in accepted:
+        if "id" in data and memory.id in accepted:
             raise ValidationError(f"id {memory.id!r} is not unique (line {accepted[memory.id][0]} has it too)")
         same = False
-        if memory.id in existing:
+        if "id" in data and memory.id in existing:
             path = self.locate(memory.id)
             where = self._scope_of(path) if path is not None else memory.scope
             if where != memory.scope:
                 raise ValidationError(f"id {memory.id!r} exists in the {where} store, not the {memory.scope} one")
-            same = path is not None and self._holds(path, memory)
+            same = path is not None and self._holds(path, memory, data)
             if not same and not replace:
                 raise ValidationError(
                     f"id {memory.id!r} exists in the store, and differs from this line (--replace writes over it)"
@@ -476,14 +568,17 @@ class Store:
         return refused
 
     @staticmethod
-    def _holds(path: Path, memory: Memory) -> bool:
-        """Whether the file at `path` is `memory` as it would be written (an unreadable file is not)."""
+    def _holds(path: Path, memory: Memory, given: dict[str, Any]) -> bool:
+        """Whether the file at `path` is `memory` as it would be written (an unreadable file is not). A field
+        the line leaves out (no `created`, say, which the import fills with the time of this run) is not a
+        difference: the same line imported twice is the same memory."""
         try:
             current = read_memory(path)
         except (CorruptMemoryFile, OSError):
             return False
         current.scope = memory.scope
-        return _as_written(current).to_dict() == _as_written(memory).to_dict()
+        stored, line = _as_written(current).to_dict(), _as_written(memory).to_dict()
+        return all(stored[key] == line[key] for key in line if key in given)
 
     # --- index --------------------------------------------------------------------------------------------------
     def catch_up(self, *, deep: bool = False) -> CatchUp:

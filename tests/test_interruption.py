@@ -1,0 +1,168 @@
+"""Nothing is lost under interruption: `gate import`, `gate remember`, `gate forget` and `gate edit`, each a real
+subprocess stopped by SIGINT or SIGKILL at a named point of its writes (gate/memory/killpoints.py: the process
+signals itself there, so no sleep decides the moment), leave every memory as it was before or as it is after —
+never half — and the same command run again converges on the store the uninterrupted run makes.
+
+An import is many files: it is not undone as a whole. Each memory it wrote is whole, an interrupted import says
+how many it wrote, and a run again writes only what is not there (lines without an id included)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import HANG_S
+
+import gate.memory.model as model
+import gate.memory.store as store_module
+from gate.memory.files import TEMP_PREFIX
+from gate.memory.store import Store
+from gate.paths import ProjectPaths
+
+GATE_BIN = Path(sys.executable).parent / "gate"
+LINES = 24
+
+
+def run_gate(project: Path, *args: str, stdin: str = "", kill_at: str = "", signal: str = "KILL",
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, **(env or {})}
+    environment.pop("GATE_KILL_AT", None)
+    if kill_at:
+        environment |= {"GATE_KILL_AT": kill_at, "GATE_KILL_SIGNAL": signal}
+    return subprocess.run([str(GATE_BIN), *args, "--project", str(project)], input=stdin, capture_output=True,
+                          text=True, env=environment, cwd=project, timeout=HANG_S)
+
+
+def idless_lines(count: int = LINES) -> str:
+    """Lines as another tool writes them: no ids, no timestamps."""
+    return "\n".join(json.dumps({"kind": "finding", "title": f"Worker pool {n} drains the billing queue",
+                                 "body": f"Pool {n} is sized by the reserve waterfall settings, entry {n}."})
+                     for n in range(count))
+
+
+def store_files(project: Path) -> dict[str, dict[str, str]]:
+    """Every memory file of the project's private store, parsed (a half-written one fails here), by title."""
+    store = Store.for_cwd(str(project))
+    assert store.corrupt() == []
+    return {m.title: {"id": m.id, "body": m.body, "status": m.status, "cues": m.cues} for m in store.memories()}
+
+
+def temp_files(project: Path) -> list[str]:
+    directory = Path(ProjectPaths.for_cwd(project).private_store)
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith(TEMP_PREFIX)) if directory.exists() else []
+
+
+def indexed_ids(project: Path) -> set[str]:
+    code = ("import json, sys; from gate.memory.store import Store; s = Store.for_cwd(sys.argv[1]); s.catch_up(); "
+            "print(json.dumps(sorted(r['id'] for m in s.memories() if (r := s.index.get(m.id)))))")
+    done = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True, timeout=HANG_S)
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout))
+
+
+def test_an_interrupted_import_says_what_it_wrote_and_a_run_again_writes_only_the_rest(project: Path) -> None:
+    done = run_gate(project, "import", "-", stdin=idless_lines(), kill_at="files.placed@9", signal="INT")
+    assert done.returncode == 130, done.stderr
+    assert f"interrupted: 9 of {LINES} memories were written" in done.stderr
+    assert "hint: run the same import again" in done.stderr and "Traceback" not in done.stderr
+    assert len(store_files(project)) == 9 and temp_files(project) == []
+    again = run_gate(project, "import", "-", stdin=idless_lines())
+    assert again.returncode == 0, again.stderr
+    assert f"imported {LINES - 9} memories" in again.stdout and "9 already in the store" in again.stdout
+    assert len(store_files(project)) == LINES  # not 9 + 24
+    third = run_gate(project, "import", "-", stdin=idless_lines())
+    assert "imported 0 memories" in third.stdout and len(store_files(project)) == LINES
+    assert indexed_ids(project) == {m["id"] for m in store_files(project).values()}
+
+
+@pytest.mark.parametrize("point", ["files.staged", "files.placed@1", "files.placed@13"])
+def test_an_import_killed_at_any_point_leaves_whole_memories_and_a_run_again_converges(
+    project: Path, point: str
+) -> None:
+    done = run_gate(project, "import", "-", stdin=idless_lines(), kill_at=point, signal="KILL")
+    assert done.returncode == -9
+    written = store_files(project)
+    expected = {0: 0, 1: 1, 13: 13}[int(point.partition("@")[2] or 0)]
+    assert len(written) == expected
+    assert all(m["body"].startswith("Pool ") for m in written.values())
+    again = run_gate(project, "import", "-", stdin=idless_lines())
+    assert again.returncode == 0, again.stderr
+    final = store_files(project)
+    assert len(final) == LINES and all(final[title]["id"] == m["id"] for title, m in written.items())
+    assert temp_files(project) == []  # what the killed writer left is swept
+    assert indexed_ids(project) == {m["id"] for m in final.values()}
+
+
+def test_ids_minted_for_an_import_never_collide(gate, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random 6-hex ids: at 20,000 lines some draw the same (26 lines refused as duplicates of ids the file does
+    not contain). Here every draw repeats, and one is an id a later line gives."""
+    draws = iter(["m-aaaaaa", "m-aaaaaa", "m-bbbbbb", "m-bbbbbb", "m-given", "m-cccccc", "m-dddddd", "m-eeeeee"])
+    monkeypatch.setattr(model, "mint_id", lambda: next(draws))
+    monkeypatch.setattr(store_module, "mint_id", lambda: next(draws), raising=False)
+    lines = [*idless_lines(3).splitlines(), json.dumps({"id": "m-given", "kind": "finding", "title": "Given id"})]
+    code, out, err = gate("import", "-", "--json", stdin="\n".join(lines))
+    assert code == 0, err
+    ids = json.loads(out)["ids"]
+    assert len(ids) == 4 and len(set(ids)) == 4 and "m-given" in ids
+
+
+def test_a_line_with_an_id_and_no_timestamps_imported_twice_is_unchanged(gate, project: Path) -> None:
+    line = json.dumps({"id": "m-stamp1", "kind": "finding", "title": "Exported by another tool"})
+    assert gate("import", "-", stdin=line)[0] == 0
+    code, out, err = gate("import", "-", stdin=line)  # its `created` is filled each run: not a difference
+    assert code == 0, err
+    assert "imported 0 memories; 1 unchanged" in out
+
+
+REMEMBER = ["remember", "Billing queue drains on pool four", "--body", "the reserve waterfall entry", "--new"]
+
+
+@pytest.mark.parametrize("signal", ["KILL", "INT"])
+@pytest.mark.parametrize("point", ["file.temp-written", "file.placed", "store.written"])
+def test_remember_stopped_at_any_point_leaves_nothing_or_the_memory(project: Path, point: str, signal: str) -> None:
+    done = run_gate(project, *REMEMBER, kill_at=point, signal=signal)
+    assert done.returncode == (-9 if signal == "KILL" else 130), done.stderr
+    assert "Traceback" not in done.stderr
+    found = store_files(project)
+    assert found in ({}, {"Billing queue drains on pool four": found.get("Billing queue drains on pool four")})
+    assert temp_files(project) == [] or signal == "KILL"
+    if not found:  # before: running it again writes it
+        assert run_gate(project, *REMEMBER).returncode == 0
+    final = store_files(project)
+    assert list(final) == ["Billing queue drains on pool four"]
+    assert final["Billing queue drains on pool four"]["body"] == "the reserve waterfall entry"
+    assert indexed_ids(project) == {final["Billing queue drains on pool four"]["id"]}
+
+
+def remembered(project: Path) -> str:
+    done = run_gate(project, *REMEMBER)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("signal", ["KILL", "INT"])
+@pytest.mark.parametrize("point", ["store.kept", "file.temp-written", "file.placed", "store.written"])
+@pytest.mark.parametrize("command", ["forget", "cues"])
+def test_forget_and_edit_stopped_at_any_point_leave_before_or_after(
+    project: Path, command: str, point: str, signal: str
+) -> None:
+    memory_id = remembered(project)
+    before = store_files(project)["Billing queue drains on pool four"]
+    args = ["forget", memory_id] if command == "forget" else ["edit", memory_id, "--cues", "pool four drain"]
+    after = {**before, "status": "forgotten"} if command == "forget" else {**before, "cues": "pool four drain"}
+    done = run_gate(project, *args, kill_at=point, signal=signal)
+    assert done.returncode == (-9 if signal == "KILL" else 130), done.stderr
+    assert store_files(project)["Billing queue drains on pool four"] in (before, after)
+    again = run_gate(project, *args)
+    assert again.returncode == 0, again.stderr
+    assert store_files(project)["Billing queue drains on pool four"] == after
+    assert indexed_ids(project) == {memory_id}
+    code = ("import sys; from gate.memory.store import Store; s = Store.for_cwd(sys.argv[1]); s.catch_up(); "
+            "print(s.index.get(sys.argv[2])['status'])")
+    status = subprocess.run([sys.executable, "-c", code, str(project), memory_id], capture_output=True, text=True,
+                            timeout=HANG_S).stdout.strip()
+    assert status == ("forgotten" if command == "forget" else "active")

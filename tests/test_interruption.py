@@ -166,3 +166,38 @@ def test_forget_and_edit_stopped_at_any_point_leave_before_or_after(
     status = subprocess.run([sys.executable, "-c", code, str(project), memory_id], capture_output=True, text=True,
                             timeout=HANG_S).stdout.strip()
     assert status == ("forgotten" if command == "forget" else "active")
+
+
+EDITOR_SAVES_THEN_CTRL_C = """#!{python}
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # an editor handles Ctrl-C itself (vi ignores it)
+path = sys.argv[1]
+text = open(path, encoding="utf-8").read().replace("the reserve waterfall entry", "the saved edit")
+with open(path, "w", encoding="utf-8") as handle:
+    handle.write(text)
+os.killpg(os.getpgrp(), signal.SIGINT)  # Ctrl-C in the terminal: the whole foreground group gets it
+sys.exit({status})
+"""
+
+
+@pytest.mark.parametrize("editor_status", [0, 1])
+def test_ctrl_c_while_the_editor_runs_does_not_drop_the_text_it_saved(
+    project: Path, tmp_path: Path, editor_status: int
+) -> None:
+    """SIGINT reached gate while the editor ran: gate died and the draft went with its temporary directory."""
+    memory_id = remembered(project)
+    editor = tmp_path / "editor"
+    editor.write_text(EDITOR_SAVES_THEN_CTRL_C.format(python=sys.executable, status=editor_status), encoding="utf-8")
+    editor.chmod(0o755)
+    environment = {**os.environ, "EDITOR": str(editor), "TMPDIR": str(tmp_path)}
+    done = subprocess.run([str(GATE_BIN), "edit", memory_id, "--project", str(project)], capture_output=True,
+                          text=True, env=environment, cwd=project, timeout=HANG_S, start_new_session=True)
+    body = store_files(project)["Billing queue drains on pool four"]["body"]
+    if editor_status == 0:  # the editor saved and exited normally: the edit is applied
+        assert done.returncode == 0, done.stderr
+        assert body == "the saved edit"
+    else:  # the editor failed: nothing changed, and the text it saved is kept, named
+        assert done.returncode != 0 and body == "the reserve waterfall entry"
+        kept = [p for p in tmp_path.glob("gate-edit-*.toml")]
+        assert len(kept) == 1 and str(kept[0]) in done.stderr
+        assert "the saved edit" in kept[0].read_text(encoding="utf-8")

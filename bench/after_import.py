@@ -2,7 +2,10 @@
 to a background build the hook does not wait for): times the import, then a SessionStart and a prompt, each the
 first of its kind in a fresh process, in a throwaway GATE_HOME and project.
 
-    python -m bench.after_import --size 20000 [--no-ids] [--gate-src DIR]
+    python -m bench.after_import --size 20000 [--no-ids] [--interrupt-at N] [--gate-src DIR]
+
+`--interrupt-at N` stops the import with SIGINT after its Nth file (gate/memory/killpoints.py), times the first
+hooks after that, then the same import run again and the hooks after it.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ def _env(home: Path, project: Path, src: Path | None) -> dict[str, str]:
     return env
 
 
-def _timed(command: list[str], env: dict[str, str], cwd: Path, stdin: bytes = b"") -> tuple[float, float, int, int]:
-    """(wall seconds, child CPU seconds, exit status, bytes of output) of one run."""
+def _timed(command: list[str], env: dict[str, str], cwd: Path, stdin: bytes = b"") -> tuple[float, float, int, str]:
+    """(wall seconds, child CPU seconds, exit status, its output's first line) of one run."""
     before = os.times()
     start = time.perf_counter()
     done = subprocess.run(command, input=stdin, env=env, cwd=cwd, capture_output=True, timeout=3600)
@@ -39,7 +42,8 @@ def _timed(command: list[str], env: dict[str, str], cwd: Path, stdin: bytes = b"
         sys.stderr.write(done.stderr.decode(errors="replace")[-600:])
     after = os.times()
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
-    return wall, cpu, done.returncode, len(done.stdout)
+    said = (done.stdout or done.stderr).decode(errors="replace").strip().splitlines()
+    return wall, cpu, done.returncode, said[0][:90] if said else ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-ids", action="store_true", help="lines without ids (the import mints them)")
     parser.add_argument("--before", type=int, default=10,
                         help="memories in the store (and one hook run on them) before the import (default 10)")
+    parser.add_argument("--interrupt-at", type=int, default=0, help="SIGINT the import after its Nth file")
     parser.add_argument("--gate-src", type=Path, help="a source checkout put first on PYTHONPATH")
     args = parser.parse_args(argv)
     python = sys.executable
@@ -76,15 +81,23 @@ def main(argv: list[str] | None = None) -> int:
                 memory["links"] = []
         jsonl = Path(tmp, "memories.jsonl")
         write_jsonl(memories, jsonl)
-        rows = [("gate import", *_timed([*cli, "import", str(jsonl)], env, project))]
-        rows.append(("first SessionStart", *_timed(hook, env, project, json.dumps(start).encode())))
         prompt = {"session_id": "bench-after-import", "transcript_path": "", "cwd": str(project),
                   "hook_event_name": "UserPromptSubmit", "prompt": "why does the deploy script time out on staging"}
-        rows.append(("first prompt", *_timed(hook, env, project, json.dumps(prompt).encode())))
-        rows.append(("second prompt", *_timed(hook, env, project, json.dumps(prompt).encode())))
+        rows = []
+
+        def hooks(after: str) -> None:
+            for name, event in (("SessionStart", start), ("prompt", prompt), ("prompt", prompt)):
+                rows.append((f"{name} after {after}", *_timed(hook, env, project, json.dumps(event).encode())))
+
+        if args.interrupt_at:
+            stopped = {**env, "GATE_KILL_AT": f"files.placed@{args.interrupt_at}", "GATE_KILL_SIGNAL": "INT"}
+            rows.append(("import, interrupted", *_timed([*cli, "import", str(jsonl)], stopped, project)))
+            hooks("the interrupt")
+        rows.append(("gate import", *_timed([*cli, "import", str(jsonl)], env, project)))
+        hooks("the import")
         print(f"{args.size} memories{' without ids' if args.no_ids else ''}, {args.before} in the store before")
-        for name, wall, cpu, code, output in rows:
-            print(f"  {name:<20} wall {wall:7.3f} s  cpu {cpu:7.3f} s  exit {code}  output {output} bytes")
+        for name, wall, cpu, code, said in rows:
+            print(f"  {name:<28} wall {wall:7.3f} s  cpu {cpu:7.3f} s  exit {code:>3}  {said}")
     return 0
 
 

@@ -56,8 +56,10 @@ def temp_files(project: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if p.name.startswith(TEMP_PREFIX)) if directory.exists() else []
 
 
-def indexed_ids(project: Path) -> set[str]:
-    code = ("import json, sys; from gate.memory.store import Store; s = Store.for_cwd(sys.argv[1]); s.catch_up(); "
+def indexed_ids(project: Path, *, catch_up: bool = True) -> set[str]:
+    """The ids the index holds of the store's memories (after catching up, as any command or hook does first)."""
+    code = ("import json, sys; from gate.memory.store import Store; s = Store.for_cwd(sys.argv[1]); "
+            f"{'s.catch_up(); ' if catch_up else ''}"
             "print(json.dumps(sorted(r['id'] for m in s.memories() if (r := s.index.get(m.id)))))")
     done = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True, timeout=HANG_S)
     assert done.returncode == 0, done.stderr
@@ -70,6 +72,8 @@ def test_an_interrupted_import_says_what_it_wrote_and_a_run_again_writes_only_th
     assert f"interrupted: 9 of {LINES} memories were written" in done.stderr
     assert "hint: run the same import again" in done.stderr and "Traceback" not in done.stderr
     assert len(store_files(project)) == 9 and temp_files(project) == []
+    # what it wrote is indexed by the import itself, not left to the first hook after it
+    assert indexed_ids(project, catch_up=False) == {m["id"] for m in store_files(project).values()}
     again = run_gate(project, "import", "-", stdin=idless_lines())
     assert again.returncode == 0, again.stderr
     assert f"imported {LINES - 9} memories" in again.stdout and "9 already in the store" in again.stdout

@@ -489,6 +489,11 @@ class Store:
         try:
             self._write_imported(fresh, replaced, written)
         except KeyboardInterrupt:
+            # what was written is indexed now, not by the first hook after (4 s inline for 9,574 files); a second
+            # Ctrl-C leaves that to the next command or hook
+            with contextlib.suppress(KeyboardInterrupt):
+                self.catch_up()
+                self.build_cues()
             raise ImportInterrupted(len(written), len(parsed), report) from None
         self.catch_up()
         if parsed:

@@ -91,15 +91,16 @@ class ImportInterrupted(GateError):
 
     exit_code = 130
 
-    def __init__(self, written: int, total: int, report: ImportReport) -> None:
+    def __init__(self, written: int, total: int, report: ImportReport | None = None, *,
+                 matched: str = "a line with an id is matched by its id, one without by its kind, title and body"
+                 ) -> None:
         super().__init__(
             f"interrupted: {written} of {total} memories were written before the import stopped (each file whole; "
             "the rest not at all)",
-            hint="run the same import again: it writes only what is not in the store yet (a line with an id is "
-            "matched by its id, one without by its kind, title and body)",
+            hint=f"run the same import again: it writes only what is not in the store yet ({matched})",
         )
         self.written = written
-        self.report = report
+        self.report = report or ImportReport()
 
 
 class _Fingerprints:
@@ -494,7 +495,10 @@ class Store:
             with contextlib.suppress(KeyboardInterrupt):
                 self.catch_up()
                 self.build_cues()
-            raise ImportInterrupted(len(written), len(parsed), report) from None
+            # a new memory is counted on disk (the signal may come between a file's rename and its count)
+            done = sum(1 for m in fresh if self.locate(m.id) is not None) + \
+                len({path.stem for path in written} & {m.id for m in replaced})
+            raise ImportInterrupted(done, len(parsed), report) from None
         self.catch_up()
         if parsed:
             self.build_cues()

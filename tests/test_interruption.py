@@ -205,3 +205,23 @@ def test_ctrl_c_while_the_editor_runs_does_not_drop_the_text_it_saved(
         kept = [p for p in tmp_path.glob("gate-edit-*.toml")]
         assert len(kept) == 1 and str(kept[0]) in done.stderr
         assert "the saved edit" in kept[0].read_text(encoding="utf-8")
+
+
+def saved_versions(project: Path, memory_id: str) -> list[dict]:
+    done = run_gate(project, "show", memory_id, "--history", "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["versions"]
+
+
+@pytest.mark.parametrize("point", ["history.opened", "store.kept"])
+def test_a_forget_killed_while_keeping_the_version_leaves_one_whole_version(project: Path, point: str) -> None:
+    """Killed after opening the version file, it left an empty one that took a number; killed after keeping it,
+    the run again kept the same version a second time."""
+    memory_id = remembered(project)
+    assert run_gate(project, "forget", memory_id, kill_at=point).returncode == -9
+    assert run_gate(project, "forget", memory_id).returncode == 0
+    versions = saved_versions(project, memory_id)
+    assert [v["version"] for v in versions] == [1]
+    assert versions[0]["memory"]["status"] == "active"
+    history = Path(ProjectPaths.for_cwd(project).dirs.data) / "projects" / ProjectPaths.for_cwd(project).key
+    assert [p.name for p in (history / "history" / "private" / memory_id).glob("*.json")] == ["1.json"]

@@ -70,7 +70,8 @@ def effective_statuses(memories: Iterable[Memory]) -> dict[str, str]:
 
 class ImportReport:
     """What an import did: the ids written (and of those, the ids it wrote over), the ids already in the store
-    as the input has them (nothing written), and each refused line."""
+    as the input has them (nothing written), the lines without an id that a memory already says, and each
+    refused line."""
 
     def __init__(self) -> None:
         self.ids: list[str] = []
@@ -104,8 +105,8 @@ class ImportInterrupted(GateError):
 
 
 class _Fingerprints:
-    """The live memories of a store by what they say (scope, kind, title, body; whitespace and case aside), so a
-    line without an id that a memory already says is not written twice."""
+    """The live memories of a store by what they say (scope, kind, title, body; spacing aside, and the title's
+    case), so a line without an id that a memory already says is not written twice."""
 
     def __init__(self, store: Store) -> None:
         self._ids: dict[tuple[str, str, str, str], str] = {}

@@ -14,9 +14,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _rule_seen(project: Path, env_home: Path | None = None) -> object:
+def _rule_seen(project: Path) -> int:
     """fire.max_per_prompt as a fresh process reads it (the rules loader caches per process)."""
-    code = "import sys; from gate.rules import load_rules; print(load_rules('recall', sys.argv[1])['fire']['max_per_prompt'])"
+    code = (
+        "import sys; from gate.rules import load_rules; "
+        "print(load_rules('recall', sys.argv[1])['fire']['max_per_prompt'])"
+    )
     out = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True, check=True)
     return int(out.stdout.strip())
 

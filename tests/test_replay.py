@@ -362,11 +362,19 @@ def test_default_transcripts_are_the_projects_claude_code_sessions(
 
 
 def test_an_unreadable_transcript_is_reported_not_fatal(tmp_path: Path, gate: Gate) -> None:
+    """The others are replayed and the missing one reported, and the exit status says a transcript was left
+    out (it was 0: `gate replay /nonexistent.jsonl` looked like a clean replay of nothing)."""
     path, _ = _session(tmp_path)
-    code, out, _ = gate("replay", str(path), str(tmp_path / "missing.jsonl"), "--json")
-    assert code == 0
+    code, out, err = gate("replay", str(path), str(tmp_path / "missing.jsonl"), "--json")
+    assert code == 1
     data = json.loads(out)
     assert data["total"]["sessions"] == 1 and str(tmp_path / "missing.jsonl") in data["unreadable"]
+    assert f"could not read {tmp_path / 'missing.jsonl'}" in err and "hint:" in err
+
+
+def test_replay_of_a_missing_file_alone_fails(tmp_path: Path, gate: Gate) -> None:
+    code, out, err = gate("replay", str(tmp_path / "nonexistent.jsonl"))
+    assert code == 1 and "could not read" in err and "0 sessions" in out
 
 
 # --- the corpus of real sessions ------------------------------------------------------------------------------

@@ -224,7 +224,7 @@ def test_replay_reports_and_never_touches_live_state(
     for part, files in _live(isolated_home).items():
         assert not _changed(before[part], files), f"replay wrote the live {part}: {_changed(before[part], files)}"
     assert f"fire  line {at['p1']}: {memory_id}" in text
-    assert "total: 1 sessions, 3 prompts, 1 fires, 1 memories delivered, 4 turns ended, 2 blocks" in text
+    assert "total: 1 session, 3 prompts, 1 fire, 1 memory delivered, 4 turns ended, 2 blocks" in text
 
 
 def test_compare_lists_exactly_the_turns_whose_verdict_changed(tmp_path: Path, gate: Gate) -> None:

@@ -85,3 +85,12 @@ def test_readme_says_what_uninstall_removes() -> None:
     readme = (REPO / "README.md").read_text()
     assert "and nothing else" not in readme
     assert "the file and its `.claude/` directory too when gate created them" in readme
+
+
+def test_the_docs_say_where_the_repository_is_without_inventing_a_host() -> None:
+    """No page said where memory-gate's repository is. It has no host the docs could name for certain, so they
+    say so, and how to find the address of a checkout (and give it to a teammate)."""
+    for page in ("README.md", "docs/install.md"):
+        text = (REPO / page).read_text()
+        assert "`git remote get-url origin`" in text, page
+        assert not re.search(r"https?://(?:www\.)?(?:github|gitlab|bitbucket)\.", text), page

@@ -148,6 +148,16 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         [("gate/memory/search.py", "    if index.refresh_changed(signatures):", "    if False:")],
         ["tests/test_supersession.py::test_hand_edit_in_place_that_adds_a_link_reaches_the_next_hook"],
     ),
+    (
+        "D1", "the committed command exits without draining the event where gate is not set up (issue #32)",
+        [("gate/install/wiring.py", 'f"cat >/dev/null 2>&1; echo', 'f"echo')],
+        ["tests/test_install.py::test_committed_command_reads_a_large_event_whole_where_gate_is_not_set_up"],
+    ),
+    (
+        "D2", "the launcher exits without draining the event when its interpreter is gone (issue #32)",
+        [("gate/install/launcher.py", '"cat >/dev/null 2>&1  # drain the event', '"true  # drain the event')],
+        ["tests/test_install.py::test_launcher_reads_a_large_event_whole_when_its_interpreter_is_gone"],
+    ),
 ]
 
 

@@ -570,6 +570,55 @@ def test_committed_command_fails_open_when_the_launcher_interpreter_is_gone(
         assert str(python) in line and "does not exist" in line and "gate install" in line
 
 
+def _write_whole_event(command: str, home: Path, project: Path, size: int) -> tuple[int, str, str | None]:
+    """Write an event of `size` bytes to the command as Claude Code does, whole, then close: (exit status,
+    stderr, the writer's error). A command that exits without reading leaves the writer a broken pipe once the
+    event is larger than the pipe's buffer (64 KiB on Linux)."""
+    event = json.dumps({**_synthetic(project, "UserPromptSubmit"), "prompt": "x" * size}).encode()
+    proc = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=project,
+                            env={"HOME": str(home), "GATE_HOME": os.environ["GATE_HOME"]})
+    assert proc.stdin is not None and proc.stderr is not None and proc.stdout is not None
+    problem = None
+    try:
+        proc.stdin.write(event)
+        proc.stdin.close()
+    except BrokenPipeError as error:
+        problem = f"broken pipe: {error}"
+    err = proc.stderr.read().decode()
+    proc.stdout.read()
+    return proc.wait(timeout=60), err, problem
+
+
+def test_committed_command_reads_a_large_event_whole_where_gate_is_not_set_up(
+    gate: Gate, project: Path, tmp_path: Path
+) -> None:
+    """A teammate without gate: the committed command drains the event before it exits, so Claude Code's write
+    of a 1 MB event (a long pasted prompt) does not end in a broken pipe. Small events fit the pipe's buffer and
+    could not tell."""
+    install(gate, project)
+    command = gate_groups(json.loads(settings_file(project).read_text()))["UserPromptSubmit"][0]["hooks"][0]["command"]
+    teammate = tmp_path / "teammate-home"
+    teammate.mkdir()
+    code, err, problem = _write_whole_event(command, teammate, project, 1 << 20)
+    assert problem is None and code == 0, err
+    assert "not set up on this machine" in err
+
+
+def test_launcher_reads_a_large_event_whole_when_its_interpreter_is_gone(
+    gate: Gate, project: Path, tmp_path: Path
+) -> None:
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    install(gate, project, "--python", str(python))
+    command = gate_groups(json.loads(settings_file(project).read_text()))["UserPromptSubmit"][0]["hooks"][0]["command"]
+    python.unlink()
+    code, err, problem = _write_whole_event(command, Path.home(), project, 1 << 20)
+    assert problem is None and code == 0, err
+    assert "does not exist" in err
+
+
 def test_launcher_only_writes_no_settings(gate: Gate, project: Path) -> None:
     code, out, _ = gate("install", "--launcher-only")
     assert code == 0 and str(launcher.path()) in out

@@ -54,6 +54,8 @@ def _unknown_command(parser: argparse.ArgumentParser, argv: list[str]) -> str | 
     commands = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
     if first is None or not commands or first in commands:
         return None
+    if {"-h", "--help", "--version"} & set(argv[: argv.index(first)]):
+        return None  # `gate --help …`: argparse answers before any command is read
     near = difflib.get_close_matches(first, list(commands), n=3, cutoff=0.6)
     guess = f"; did you mean {' or '.join(repr(name) for name in near)}?" if near else ""
     return f"gate: error: no command {first!r}{guess}\nhint: `gate --help` lists the commands"

@@ -158,6 +158,18 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         [("gate/install/launcher.py", '"cat >/dev/null 2>&1  # drain the event', '"true  # drain the event')],
         ["tests/test_install.py::test_launcher_reads_a_large_event_whole_when_its_interpreter_is_gone"],
     ),
+    (
+        "L1", "a project rules value of the wrong kind is merged into the hooks' rules (issue #32)",
+        [("gate/rules.py", "elif problems is not None and key in merged and not fits(value, merged[key]):",
+          "elif False:")],
+        ["tests/test_hooks.py::test_broken_project_rules_layer_is_left_out_and_named_once"],
+    ),
+    (
+        "L2", "a project rules layer that does not parse fails the hooks open again (issue #32)",
+        [("gate/rules.py", "        except (OSError, UnicodeDecodeError, ValueError) as error:  # tomllib",
+          "        except OSError as error:  # tomllib")],
+        ["tests/test_hooks.py::test_broken_project_rules_layer_is_left_out_and_named_once"],
+    ),
 ]
 
 

@@ -20,7 +20,7 @@ import re
 import time
 
 from gate.gates.base import HookContext, Outcome, additional_context
-from gate.memory import cues
+from gate.memory import cue_table, cues
 from gate.memory import triggers as trig
 from gate.render import HARD_LIMIT_CHARS, budget_chars, clean, fit, gate_command, index_line
 from gate.session.ledger import Ledger
@@ -338,7 +338,7 @@ def anchored(ctx: HookContext, ledger: Ledger, rules: dict[str, Any]) -> Outcome
     muted = muted_by(ctx.paths, ledger.muted)
     if muted:
         return Outcome("skipped", "SKIP_MUTED", gate=GATE, extra={**extra, "muted": muted})
-    table = cues.load(ctx.paths, cues.defaults_from(rules))
+    table = cue_table.load(ctx.paths, cues.defaults_from(rules))
     found: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     for relative in touch.files:
         found += table.path_triggers(relative)
@@ -392,7 +392,7 @@ def at_session_start(
     rules = _rules(ctx)
     defaults = cues.defaults_from(rules)
     try:
-        table = cues.load(ctx.paths, defaults)
+        table = cue_table.load(ctx.paths, defaults)
     except Exception:  # without the cue table, the kinds' standing delivery goes on as before
         return directives, tasks, [], []
     channel = trig.CHANNEL_COMPACT if source == "compact" else trig.CHANNEL_START

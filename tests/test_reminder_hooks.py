@@ -145,7 +145,7 @@ def test_a_prompt_with_no_reminder_pending_pays_one_ledger_read(tmp_path: Path) 
 def test_the_block_message_is_grammatical_in_full(project: Path) -> None:
     ctx = HookContext(event={}, event_name="Stop", session_id="s", paths=ProjectPaths.for_cwd(project), settings={})
     rules = load_rules("writeback")
-    from gate.gates.evidence import action_phrase
+    from gate.rule_reading import action_phrase
 
     text = render(ctx, action_phrase(["fix"], rules), ["fix"], [ROOT_CAUSE])
     lines = text.splitlines()
@@ -172,7 +172,7 @@ def test_the_block_message_is_grammatical_in_full(project: Path) -> None:
     ],
 )
 def test_the_kinds_read_as_what_the_turn_did(kinds: list[str], phrase: str) -> None:
-    from gate.gates.evidence import action_phrase
+    from gate.rule_reading import action_phrase
 
     assert action_phrase(kinds, load_rules("writeback")) == phrase
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 
-from gate.gates.evidence import failed_commands, find_evidence, rule_patterns, rule_section
+from gate.gates.evidence import failed_commands, find_evidence
+from gate.rule_reading import rule_patterns, rule_section
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:

@@ -13,13 +13,14 @@ A reminder never blocks anything; reminders are capped per session ([reminder] c
 from __future__ import annotations
 
 from gate.gates.base import HookContext, Outcome, additional_context
-from gate.gates.evidence import StoreDecision, rule_patterns, rule_section
+from gate.rule_reading import rule_patterns, rule_section
 from gate.session.ledger import Ledger
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
     from typing import Any
 
+    from gate.gates.evidence import StoreDecision
     from gate.gates.verdict import Verdict
 
 REASON = "REMINDED_WRITEBACK"
@@ -75,9 +76,9 @@ def _answer(prompt: str, rules: dict[str, Any]) -> str:
 
 
 def render(ctx: HookContext, pending: dict[str, Any], confirmed: bool) -> str:
-    from gate.gates.evidence import action_phrase
     from gate.gates.writeback import store_command
     from gate.render import clean
+    from gate.rule_reading import action_phrase
 
     messages = ctx.rules("messages")
     text = messages["reminder"]

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import re
 
-from gate.gates.evidence import rule_patterns, rule_section
 from gate.literals import LazyPattern
+from gate.rule_reading import rule_patterns, rule_section
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:

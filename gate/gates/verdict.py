@@ -12,7 +12,7 @@ learned from the labelled dev split by scripts/train_writeback.py; either way th
 
 from __future__ import annotations
 
-from gate.gates.evidence import rule_section
+from gate.rule_reading import rule_section
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:

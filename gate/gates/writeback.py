@@ -13,10 +13,11 @@ reminder (gate/gates/reminder.py), and the user's answer there is evidence too.
 from __future__ import annotations
 
 from gate.gates.base import HookContext, Outcome
-from gate.gates.evidence import action_phrase, find_evidence, find_store_decision
+from gate.gates.evidence import find_evidence, find_store_decision
 from gate.gates.signals import signal_quotes, turn_signals
 from gate.gates.verdict import decide, lowest_threshold, score_inputs
 from gate.render import clean, gate_command
+from gate.rule_reading import action_phrase
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
 from gate.session.transcript import Turn, read_turn

@@ -46,6 +46,12 @@ def rule_patterns(rules: Rules, *path: str, key: str = "patterns", text: bool = 
     return found
 
 
+def number(section: Mapping[str, Any], key: str, default: float) -> float:
+    """A numeric rule, or its default when the value is missing or not a number."""
+    value = section.get(key, default)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
 # ---------------------------------------------------------------------------------------------------------
 # phrases of rules/writeback.toml [phrases]
 

@@ -1,4 +1,4 @@
-"""gate/ imports without circles: a module that needs another never ends up needed by it, however lazily.
+"""gate/ imports without circles, and gate/gates/ in its layers (docs/development.md, Layout).
 
 Every import counts, at module level or inside a function (a lazy import still ties the two modules together);
 only the ones under `if TYPE_CHECKING:` do not, as they never run.
@@ -12,8 +12,8 @@ from pathlib import Path
 GATE = Path(__file__).resolve().parent.parent / "gate"
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(GATE.parent).with_suffix("").parts)
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -51,7 +51,7 @@ def _imports(tree: ast.AST, package: str) -> set[str]:
 
 def import_graph(root: Path = GATE) -> dict[str, set[str]]:
     """module -> the modules of gate/ it imports."""
-    files = {_module_name(path): path for path in root.rglob("*.py")}
+    files = {_module_name(path, root): path for path in root.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -95,9 +95,58 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(groups)
 
 
+# The layers of gate/gates/: what each part may import of the others (its own modules always).
+MAY_IMPORT: dict[str, set[str]] = {
+    "gate.gates.events": {"gate.gates.base", "gate.gates.delivery", "gate.gates.recall", "gate.gates.writeback"},
+    "gate.gates.recall": {"gate.gates.base", "gate.gates.delivery"},
+    "gate.gates.writeback": {"gate.gates.base", "gate.gates.delivery"},
+    "gate.gates.delivery": {"gate.gates.base"},
+    "gate.gates.base": set(),
+    "gate.gates": set(),
+}
+# Outside gate/gates/, a module may know the gates' context and outcome only (the hook reaches the events
+# through its HANDLERS table, by name).
+OUTSIDE_MAY_IMPORT = {"gate.gates.base"}
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:3]) if parts[:2] == ["gate", "gates"] else module
+
+
+def layer_breaches(graph: dict[str, set[str]]) -> list[str]:
+    breaches = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if not target.startswith("gate.gates") or _part(target) == _part(module):
+                continue
+            allowed = MAY_IMPORT.get(_part(module)) if module.startswith("gate.gates") else OUTSIDE_MAY_IMPORT
+            if allowed is None or _part(target) not in allowed:
+                breaches.append(f"{module} -> {target}")
+    return breaches
+
+
 def test_gate_has_no_import_circles() -> None:
     found = circles(import_graph())
     assert found == [], "import circles in gate/: " + "; ".join(" <-> ".join(group) for group in found)
+
+
+def test_the_gates_import_only_the_layers_below() -> None:
+    assert layer_breaches(import_graph()) == []
+
+
+def test_a_layer_breach_is_found() -> None:
+    graph = {
+        "gate.gates.writeback.reminder": {"gate.gates.recall.fire", "gate.gates.base"},
+        "gate.gates.delivery.anchors": {"gate.gates.events.pre_tool_use"},
+        "gate.memory.search": {"gate.gates.base", "gate.gates.recall.topic"},
+        "gate.gates.events.stop": {"gate.gates.writeback.gate"},
+    }
+    assert layer_breaches(graph) == [
+        "gate.gates.delivery.anchors -> gate.gates.events.pre_tool_use",
+        "gate.gates.writeback.reminder -> gate.gates.recall.fire",
+        "gate.memory.search -> gate.gates.recall.topic",
+    ]
 
 
 def test_a_circle_is_found(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 from support import HANG_S, hang_guard
 
 from gate.errors import ValidationError
-from gate.gates import anchors
+from gate.gates.delivery import anchors
 from gate.memory import cue_table, cues
 from gate.memory import triggers as trig
 from gate.memory.model import Memory

@@ -14,7 +14,8 @@ import pytest
 
 from gate.paths import audit_log_file, error_log_file
 from gate.session.ledger import read_ledger
-from gate.session.transcript import read_turn, subagent_report
+from gate.session.transcript import read_turn
+from gate.session.turn import subagent_report
 
 GATE_BIN = Path(sys.executable).parent / "gate"
 TASK = "Find out how the reserve account waterfall pays noteholders after the trigger fires."

@@ -11,7 +11,7 @@ from gate.gates.writeback.evidence import find_evidence
 from gate.gates.writeback.signals import asks_user, recovered, turn_signals, wrote_notes
 from gate.gates.writeback.verdict import decide
 from gate.rules import load_rules
-from gate.session.transcript import ToolResult, ToolUse, Turn
+from gate.session.turn import ToolResult, ToolUse, Turn
 
 
 @pytest.fixture

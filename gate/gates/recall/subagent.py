@@ -222,7 +222,7 @@ def _first_prompt(path: str | None) -> str | None:
         return None
     import json
 
-    from gate.session.transcript import entry_text
+    from gate.session.turn import entry_text
 
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):

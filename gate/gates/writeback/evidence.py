@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gate.literals import LazyPattern
-    from gate.session.transcript import Turn
+    from gate.session.turn import Turn
 
     Rules = Mapping[str, Any]
 

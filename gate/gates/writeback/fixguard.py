@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from gate.gates.writeback.evidence import Evidence
     from gate.session.ledger import Ledger
-    from gate.session.transcript import Turn
+    from gate.session.turn import Turn
 
     Rules = Mapping[str, Any]
 

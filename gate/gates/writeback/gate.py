@@ -21,11 +21,13 @@ from gate.render import clean
 from gate.rule_reading import action_phrase
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
-from gate.session.transcript import Turn, read_turn
+from gate.session.transcript import read_turn
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
     from typing import Any
+
+    from gate.session.turn import Turn
 
 def _read(ctx: HookContext) -> Turn:
     last = ctx.event.get("last_assistant_message")

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
     from typing import Any
 
-    from gate.session.transcript import Turn
+    from gate.session.turn import Turn
 
     Rules = Mapping[str, Any]
 

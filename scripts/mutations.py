@@ -124,8 +124,8 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "S3", "`gate stats` text ends with a dump of every figure",
-        [("gate/stats/report.py", '    return "\\n".join(lines)\n\n\ndef _counts',
-          '    return "\\n".join(lines) + "\\n" + repr(report)\n\n\ndef _counts')],
+        [("gate/stats/report.py", '    return "\\n".join(lines)\n\n\n_MEM, _ACTIVE',
+          '    return "\\n".join(lines) + "\\n" + repr(report)\n\n\n_MEM, _ACTIVE')],
         ["tests/test_stats.py::test_stats_text_reads_in_ten_seconds"],
     ),
     (

@@ -59,7 +59,8 @@ def _tag(outcome: Outcome, agent_id: str, agent_type: str) -> Outcome:
 
 # --- PreToolUse: a spawn, or a tool call inside a subagent ------------------------------------------------------------
 def on_pre_tool_use(ctx: HookContext, ledger: Ledger, rules: dict[str, Any]) -> Outcome:
-    """Called by the anchors gate for a spawn tool and for every tool call that carries an agent_id."""
+    """Called at PreToolUse (gate/gates/events/pre_tool_use.py) for a spawn tool and for every tool call that
+    carries an agent_id."""
     agent_id, agent_type = agent_of(ctx.event)
     if ctx.event.get("tool_name") in rules.get("tools", {}).get("spawn", ()):
         outcome = on_spawn(ctx, ledger)

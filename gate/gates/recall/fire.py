@@ -142,7 +142,7 @@ def _recall(ctx: HookContext, ledger: Ledger, analysed_out: dict[str, analysis.P
     if kind == "command" or (kind == "answer" and not query_rules.get("answers", True)):
         return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall")
     pairs = _pair_filter(ctx)
-    analysed = analysed_out["prompt"] = analysis.PromptText(prompt, rules, _noise(ctx, pairs))
+    analysed = analysed_out["prompt"] = analysis.PromptText(prompt, rules, _noise(ctx, pairs), trivial=kind)
     # The previous turn matters: a follow-up reuses the words of the answer it follows, "yes" means its subject.
     previous = previous_turn(ctx.transcript_path, end=ctx.transcript_end)
     touched = previous.touched_files()
@@ -273,7 +273,8 @@ def task_query(ctx: HookContext, text: str, reply: str = "") -> Activity | None:
     rules = ctx.rules("topic_shift")
     recall_rules = ctx.rules("recall")
     text = text[: int(recall_rules.get("floor", {}).get("max_prompt_chars", 6000))]
-    if analysis.trivial_kind(text, rules) == "command":
+    kind = analysis.trivial_kind(text, rules)
+    if kind == "command":
         return None
-    analysed = analysis.PromptText(text, rules, _noise(ctx, _pair_filter(ctx)))
+    analysed = analysis.PromptText(text, rules, _noise(ctx, _pair_filter(ctx)), trivial=kind)
     return build_query(analysed, reply, (), recall_rules.get("query", {}), rules, analysed.noise)

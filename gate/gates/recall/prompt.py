@@ -181,16 +181,23 @@ def query_terms(
     return list(seen)[:limit]
 
 
+_UNKNOWN = "?"  # PromptText's `trivial` not given
+
+
 class PromptText:
     """One prompt, analysed once per hook run: the shift check, the record update, the pair filter and the
     search read its terms from here; the prompt is tokenized once, whichever of them run."""
 
     __slots__ = ("_cut", "_raw", "_surface", "_terms", "content", "noise", "text", "trivial")
 
-    def __init__(self, text: str, rules: Rules, noise: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, text: str, rules: Rules, noise: frozenset[str] = frozenset(), trivial: str | None = _UNKNOWN
+    ) -> None:
+        """`trivial`: trivial_kind(text, rules) when the caller already asked it."""
         self.text = text
         self.noise = noise
-        self.trivial = trivial_kind(text, rules)  # None, "answer" or "command"
+        # None, "answer" or "command"
+        self.trivial = trivial_kind(text, rules) if trivial == _UNKNOWN else trivial
         self._raw: list[str] | None = None
         self._surface: tuple[dict[str, str], list[str | None]] | None = None
         self._terms: list[str] = []

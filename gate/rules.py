@@ -168,10 +168,11 @@ def _report_layer(layer: str, project_root: str | None, problems: list[str]) -> 
     """One error-log line for a rules layer the hooks could not use whole (written once: the snapshot made
     after it is reused until the file changes)."""
     try:
-        from gate.session.audit import write_error
+        from gate.paths import error_log_file
+        from gate.session.logfile import append, error_line  # not audit.write_error: its redaction reads rules
 
-        message = f"rules {layer}: {'; '.join(problems)} (`gate doctor` shows where)"
-        write_error("rules", ValueError(message), project=project_root, kind="rules")
+        message = f"rules {layer}: {'; '.join(problems)} (`gate doctor` shows where)"[:300]
+        append(error_log_file(), error_line("rules", "ValueError", message, project_root, "rules"), 5_000_000)
     except Exception:
         pass  # the log is a courtesy; the rules below are in force either way
 

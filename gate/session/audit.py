@@ -4,13 +4,13 @@ the log rotates to audit.jsonl.1 (one generation kept)."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
 import time
 
-from gate.paths import audit_log_file, ensure_private_dir, error_log_file
+from gate.paths import audit_log_file, error_log_file
+from gate.session.logfile import append, error_line
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -97,38 +97,6 @@ def redact(record: dict[str, Any], sources: list[str] | tuple[str, ...] = ()) ->
     return _redact_value(record, frozenset(pieces))
 
 
-def _open(path: str) -> int:
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-
-
-def _rotate(path: str, fd: int) -> int:
-    """Rename the full log to .1 — once. Two hooks may both find it full; without the flock and the inode check
-    the second renamed the fresh file over .1 and a whole generation of lines was lost. Returns an fd on the
-    file that now has the name."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        current = os.stat(path)
-        mine = os.fstat(fd)
-        if (current.st_ino, current.st_dev) == (mine.st_ino, mine.st_dev):  # nobody rotated it meanwhile
-            os.replace(path, path + ".1")
-    except FileNotFoundError:
-        pass  # renamed a moment ago, the new file not yet created: ours will be
-    finally:
-        os.close(fd)  # releases the flock
-    return _open(path)
-
-
-def _append(path: str, line: str, max_bytes: int) -> None:
-    ensure_private_dir(os.path.dirname(path))
-    fd = _open(path)
-    try:
-        if max_bytes and os.fstat(fd).st_size > max_bytes:
-            fd = _rotate(path, fd)
-        os.write(fd, line.encode("utf-8", "replace"))
-    finally:
-        os.close(fd)
-
-
 def write_audit(
     record: dict[str, Any], max_bytes: int = 20_000_000, sources: list[str] | tuple[str, ...] = ()
 ) -> None:
@@ -137,7 +105,7 @@ def write_audit(
     trace = record.get("trace")
     if trace is not None and len(json.dumps(trace)) > MAX_TRACE_CHARS:
         record["trace"] = {"truncated": True}
-    _append(audit_log_file(), json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n", max_bytes)
+    append(audit_log_file(), json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n", max_bytes)
 
 
 def write_error(event: str, error: BaseException, project: str | None = None, kind: str | None = None) -> None:
@@ -147,20 +115,7 @@ def write_error(event: str, error: BaseException, project: str | None = None, ki
     "rules" a rules layer or value it left out (the same);
     `synthetic` marks a line of doctor's own test runs."""
     message = _redact_text(str(error).replace("\n", " ")[:300], frozenset())
-    record: dict[str, Any] = {
-        "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z",
-        "event": event,
-        "error": type(error).__name__,
-        "message": message,
-    }
-    project = project or os.environ.get("CLAUDE_PROJECT_DIR", "")
-    if project:
-        record["project"] = str(project)[:1000]
-    if kind:
-        record["kind"] = kind
-    if os.environ.get("GATE_DOCTOR"):
-        record["synthetic"] = True
-    _append(error_log_file(), json.dumps(record, separators=(",", ":")) + "\n", 5_000_000)
+    append(error_log_file(), error_line(event, type(error).__name__, message, project, kind), 5_000_000)
 
 
 def read_audit(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:

@@ -1,0 +1,119 @@
+"""The search the agent must run (issue 29): what an agent's own `gate search` / `gate show` returns is delivery.
+
+Claude Code runs its Bash tool with CLAUDECODE=1 and CLAUDE_CODE_SESSION_ID (measured on 2.1.332): a search run
+there is marked delivered in that session's ledger, meets the turn's search request, and leaves an audit record
+for `gate stats`; the same command run by a person records nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.paths import audit_log_file
+from gate.session.ledger import ledger_path, open_ledger, read_ledger
+
+SESSION = "agent-sess-1"
+
+
+def audit() -> list[dict[str, Any]]:
+    path = Path(audit_log_file())
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.fixture
+def stored(gate) -> dict[str, str]:
+    ids = {}
+    for key, title in {
+        "waterfall": "Reserve account waterfall triggers at 30 days overdue",
+        "rounding": "Ledger rounding is banker's rounding (ROUND_HALF_EVEN)",
+    }.items():
+        code, out, err = gate("remember", title, "--kind", "decision")
+        assert code == 0, err
+        ids[key] = out.strip()
+    return ids
+
+
+@pytest.fixture
+def as_agent(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("CLAUDECODE", "1")
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", SESSION)
+    return SESSION
+
+
+def test_an_agents_search_is_delivered_in_its_session(gate, stored, as_agent: str, project: Path) -> None:
+    with open_ledger(as_agent) as ledger:
+        ledger.ask_search("prompt-1", "FIRED_TOPIC_SHIFT")
+    code, out, _ = gate("search", "reserve", "waterfall")
+    assert code == 0 and stored["waterfall"] in out
+
+    ledger = read_ledger(as_agent)
+    assert ledger is not None
+    assert stored["waterfall"] in ledger.delivered and stored["rounding"] not in ledger.delivered
+    assert ledger.search_request is not None and ledger.search_request["searched"] is True
+    [entry] = ledger.agent_searches
+    assert entry["command"] == "search" and entry["query"] == "reserve waterfall"
+    assert entry["found"] == [stored["waterfall"]]
+
+    [record] = [r for r in audit() if r.get("gate") == "agent_search"]
+    assert record["event"] == "AgentSearch" and record["decision"] == "fired"
+    assert record["session"] == as_agent and record["project"] == str(project)
+    assert record["delivered"] == [stored["waterfall"]] and record["asked"] is True
+    assert record["query"] == "reserve waterfall" and record["chars"] > 0
+
+
+def test_a_search_with_no_hits_is_recorded_as_a_search(gate, stored, as_agent: str) -> None:
+    code, out, _ = gate("search", "kubernetes", "--json")
+    assert code == 0 and json.loads(out)["hits"] == []
+    [record] = [r for r in audit() if r.get("gate") == "agent_search"]
+    assert record["decision"] == "skipped" and record["reason"] == "AGENT_SEARCH_NO_HITS"
+    assert record["delivered"] == [] and record["asked"] is False
+    ledger = read_ledger(as_agent)
+    assert ledger is not None and ledger.agent_searches[0]["found"] == []
+
+
+def test_an_agents_show_opens_the_memory(gate, stored, as_agent: str) -> None:
+    code, out, _ = gate("show", stored["rounding"])
+    assert code == 0 and "ROUND_HALF_EVEN" in out
+    ledger = read_ledger(as_agent)
+    assert ledger is not None and ledger.delivered == [stored["rounding"]]
+    [record] = [r for r in audit() if r.get("gate") == "agent_search"]
+    assert record["event"] == "AgentShow" and record["decision"] == "opened"
+    assert record["opened"] == [stored["rounding"]] and record["delivered"] == []
+
+
+def test_a_persons_search_records_nothing(gate, stored, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CLAUDECODE", raising=False)
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", SESSION)  # without CLAUDECODE=1 it is not the agent's Bash
+    code, out, _ = gate("search", "reserve", "waterfall")
+    assert code == 0 and stored["waterfall"] in out
+    code, _, _ = gate("show", stored["rounding"])
+    assert code == 0
+    assert not Path(ledger_path(SESSION)).exists()
+    assert not [r for r in audit() if r.get("gate") == "agent_search"]
+
+
+def test_an_agents_search_with_the_audit_off_still_counts_in_the_ledger(
+    gate, stored, as_agent: str, project: Path
+) -> None:
+    (project / ".gate").mkdir()
+    (project / ".gate" / "config.toml").write_text("audit = false\n")
+    code, _, _ = gate("search", "ledger", "rounding")
+    assert code == 0
+    ledger = read_ledger(as_agent)
+    assert ledger is not None and stored["rounding"] in ledger.delivered
+    assert not [r for r in audit() if r.get("gate") == "agent_search"]
+
+
+def test_recording_never_costs_the_search(gate, stored, as_agent: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gate.session.ledger as ledger_module
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise OSError("the sessions directory is gone")
+
+    monkeypatch.setattr(ledger_module.open_ledger, "__enter__", broken)
+    code, out, _ = gate("search", "reserve", "waterfall")
+    assert code == 0 and stored["waterfall"] in out

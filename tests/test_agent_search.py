@@ -117,3 +117,52 @@ def test_recording_never_costs_the_search(gate, stored, as_agent: str, monkeypat
     monkeypatch.setattr(ledger_module.open_ledger, "__enter__", broken)
     code, out, _ = gate("search", "reserve", "waterfall")
     assert code == 0 and stored["waterfall"] in out
+
+
+# --- gate stats ---------------------------------------------------------------------------------------------------
+
+
+def _hook_record(project: Path, event: str, **fields: Any) -> None:
+    from gate.session.audit import write_audit
+
+    write_audit({"session": SESSION, "project": str(project), "event": event, "gate": "recall",
+                 "decision": "skipped", "reason": "SKIP_NO_HITS", "latency_ms": 10.0, **fields})
+
+
+def test_stats_count_the_agents_searches_what_they_found_and_what_was_opened(
+    gate, stored, as_agent: str, project: Path
+) -> None:
+    _hook_record(project, "UserPromptSubmit", search_asked=True)
+    _hook_record(project, "PreToolUse", gate="agent_search", decision="refused", reason="REFUSED_SEARCH_FIRST",
+                 search_first="refused")
+    _hook_record(project, "PreToolUse", gate="anchors", search_first="seen")
+    with open_ledger(as_agent) as ledger:
+        ledger.ask_search("prompt-1", "FIRED_TOPIC_SHIFT")
+    assert gate("search", "reserve", "waterfall")[0] == 0
+    assert gate("search", "ledger", "rounding", "--json")[0] == 0
+    assert gate("search", "kubernetes")[0] == 0
+    assert gate("show", stored["rounding"])[0] == 0
+    _hook_record(project, "UserPromptSubmit", search_asked=True)  # a later prompt: asked, never searched
+
+    code, out, _ = gate("stats", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["agent_search"] == {
+        "asked": 2, "searched_when_asked": 1, "refused": 1, "reminded": 0,
+        "searches": 3, "searches_asked": 3, "searches_with_hits": 2, "found": 2, "distinct_found": 2,
+        "shows": 1, "opened": 1, "opened_of_found": 1,
+    }
+    totals = report["injection"]["totals"]
+    assert totals["delivered_by_agent_search"] == 2 and totals["delivered"] >= 2
+    assert "agent_search" in report["injection"]["gates"]
+
+    code, text, _ = gate("stats")
+    assert ("Agent searches: asked at 2 prompts → searched in 1 (1 refused a change first) · 3 searches found "
+            "2 memories (2 distinct) · opened 1 with `gate show`") in text
+    assert "2 by the agent's searches" in text
+    assert "Agent search:" not in text  # not the generic line of another injecting gate
+
+
+def test_stats_say_nothing_of_agent_searches_where_there_were_none(gate, stored) -> None:
+    code, text, _ = gate("stats")
+    assert code == 0 and "Agent searches" not in text and "by the agent's searches" not in text

@@ -2,9 +2,10 @@
 
 Claude Code runs its Bash tool with CLAUDECODE=1 and CLAUDE_CODE_SESSION_ID set to the session's id (measured on
 2.1.332). A search the agent runs there is delivery like any gate's: what it returned is marked delivered in the
-session's ledger (the recall gate does not inject it again in this window), the turn's search request counts as
-met, and the audit gets one record (event AgentSearch or AgentShow, gate agent_search) for `gate stats`. A person
-running the same command in a terminal records nothing.
+session's ledger (the recall gate does not inject it again in this window), and the audit gets one record (event
+AgentSearch or AgentShow, gate agent_search) for `gate stats`. A person running the same command in a terminal
+records nothing. Whether the search meets the turn's request is seen at its PreToolUse, which knows whether the
+call is the main agent's or a subagent's.
 """
 
 from __future__ import annotations

@@ -170,8 +170,8 @@ class Ledger:
             self.search_request["searched"] = True
 
     def record_agent_search(self, command: str, query: str, found: list[str]) -> None:
-        """What the agent's own search or show returned: delivered, as if a gate had injected it."""
-        self.note_search_seen()
+        """What the agent's own search or show returned: delivered, as if a gate had injected it. (Whether it meets
+        the turn's request is PreToolUse's to say: it sees whether the call is the main agent's or a subagent's.)"""
         self.mark_delivered(found)
         entry = {"at": round(time.time(), 3), "command": command, "query": query[:AGENT_QUERY_CHARS],
                  "found": found}

@@ -155,14 +155,14 @@ class Ledger:
         self.search_request = {"prompt": prompt_id, "reason": reason, "at": round(time.time(), 3),
                                "searched": False, "refused": False, "reminded": False}
 
-    def search_owed(self, prompt_id: str) -> bool:
-        """Whether this turn still owes the search it was asked for: asked at this prompt (when the event names
-        one), not yet run, and neither refused nor reminded of yet (never twice in a turn)."""
+    def open_search_request(self, prompt_id: str) -> dict[str, Any] | None:
+        """This turn's search request while the agent has not searched yet: asked at this prompt (when the event
+        names one — a request left by a prompt whose own hook failed is not this prompt's), else None."""
         request = self.search_request
-        if request is None or request.get("searched") or request.get("refused") or request.get("reminded"):
-            return False
+        if request is None or request.get("searched"):
+            return None
         asked_at = request.get("prompt")
-        return not (prompt_id and asked_at and asked_at != prompt_id)
+        return None if prompt_id and asked_at and asked_at != prompt_id else request
 
     def note_search_seen(self) -> None:
         """The agent ran `gate search` or `gate show` in this turn (its Bash call was seen)."""

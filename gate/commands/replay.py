@@ -15,7 +15,10 @@ By default: this project's own sessions from Claude Code's transcript directory
 (~/.claude/projects/<project path>/, or $CLAUDE_CONFIG_DIR/projects/…).
 --rules DIR lays DIR's rules/*.toml over the current ones (files it lacks stay as they are).
 --labels FILE scores the gates against expected answers; its format is in gate/replay/labels.py and the
-README ("Before you change a rule")."""
+README ("Before you change a rule").
+--queries FILE (with --labels) scores the agent's own searches beside the gates' hits: one JSON line per prompt,
+{"transcript", "prompt", "query"}; at each prompt the first 3 hits of plain `gate search` for the query count as
+delivered (gate/replay/queries.py, docs/replay.md)."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,6 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--labels", metavar="FILE", action="append",
                         help="score the gates against the expected answers in FILE (repeatable: e.g. delivery "
                              "and shift labels, scored side by side)")
+    parser.add_argument("--queries", metavar="FILE", action="append",
+                        help="with --labels: score the agent-written queries in FILE (one per prompt) beside the "
+                             "gates' own hits (repeatable)")
     parser.add_argument("--root", metavar="DIR", help="with --labels: resolve transcript paths against DIR")
     parser.add_argument("--quiet", action="store_true", help="totals and scores only, no per-case lines")
     parser.add_argument("--steps", action="store_true", help="every hook event's answer, in order")
@@ -64,11 +70,21 @@ def run(args: argparse.Namespace) -> int:
     compared = _rules_dir(args.compare, "--compare")
     project = ProjectPaths.for_cwd(args.project)
     labels = merged([load_labels(path, args.root) for path in args.labels]) if args.labels else None
+    queries = None
+    if args.queries:
+        from gate.replay.queries import load_queries, merged_queries
+
+        if labels is None:
+            raise GateError("--queries needs --labels", hint="the queries are scored against the labels' memories")
+        if compared is not None:
+            raise GateError("--queries and --compare do not go together",
+                            hint="score the queries under each policy apart (--rules DIR)")
+        queries = merged_queries([load_queries(path, args.root) for path in args.queries])
     if labels is not None and not args.transcripts and not args.dir:
         transcripts = labels.transcripts
     else:
         transcripts = find_transcripts(args.transcripts, args.dir, project)
-    replay = replay_all(transcripts, project, overlay, labels)
+    replay = replay_all(transcripts, project, overlay, labels, queries=queries)
 
     if compared is not None:
         after = replay_all(transcripts, project, compared, labels, timelines=replay.timelines())
@@ -82,6 +98,10 @@ def run(args: argparse.Namespace) -> int:
     data = replay_json(replay, detail=not args.quiet, steps=args.steps)
     if labels is not None:
         data["scores"] = score(labels, replay.runs, replay.store_ids)
+        if queries is not None:
+            from gate.replay.queries import score_queries
+
+            data["scores"]["queries"] = score_queries(labels, replay.runs, queries)
     if args.json:
         print_json(data)
         return 0

@@ -245,3 +245,70 @@ def test_off_asks_and_enforces_nothing(project: Path, stored, hook: Hook) -> Non
     out = edit(hook, project, env=env)
     assert out is None or REFUSAL_MARK not in json.dumps(out)
     assert not [r for r in audit("PreToolUse") if r.get("search_first")]
+
+
+# --- what the hook may answer -------------------------------------------------------------------------------------
+
+DENY = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                               "permissionDecisionReason": "MEMORY SEARCH FIRST: run `gate search WORDS` first."}}
+
+
+def _specific(**fields: Any) -> dict[str, Any]:
+    return {"hookSpecificOutput": {**DENY["hookSpecificOutput"], **fields}}
+
+
+@pytest.mark.parametrize(("event_name", "gate_name", "output", "allowed"), [
+    ("PreToolUse", "agent_search", DENY, True),
+    ("PreToolUse", "anchors", DENY, False),  # only the search the agent must run refuses
+    ("PreToolUse", "subagent", DENY, False),
+    ("PreToolUse", "agent_search", _specific(permissionDecision="allow"), False),  # never an allow …
+    ("PreToolUse", "agent_search", _specific(permissionDecision="ask"), False),  # … nor an ask
+    ("PreToolUse", "agent_search", _specific(permissionDecisionReason="two\nlines"), False),
+    ("PreToolUse", "agent_search", _specific(permissionDecisionReason=" "), False),
+    ("PreToolUse", "agent_search", _specific(updatedInput={"command": "true"}), False),
+    ("PreToolUse", "agent_search", {**DENY, "decision": "block"}, False),
+    ("Stop", "agent_search", DENY, False),
+])
+def test_the_hook_lets_through_only_a_one_line_deny_of_the_search_first_gate(
+    project: Path, monkeypatch: pytest.MonkeyPatch, event_name: str, gate_name: str, output: dict, allowed: bool
+) -> None:
+    from gate import hook
+    from gate.gates.base import HookContext, Outcome
+    from gate.paths import ProjectPaths
+    from gate.session.ledger import Ledger
+
+    answer = Outcome("refused", "REFUSED_SEARCH_FIRST", output=output, gate=gate_name)
+    monkeypatch.setattr(hook, "_load_handler", lambda name: lambda ctx, ledger: answer)
+    ctx = HookContext(event={}, event_name=event_name, session_id="s", paths=ProjectPaths.for_cwd(str(project)),
+                      settings={})
+    if allowed:
+        assert hook.decide(ctx, Ledger(session="s")) is answer
+    else:
+        with pytest.raises(ValueError):
+            hook.decide(ctx, Ledger(session="s"))
+
+
+def test_replay_records_the_refusal_and_decides_the_calls_anchors(project: Path, stored, gate) -> None:
+    """Nothing retries a call in a recorded session: the refusal is recorded, the anchors decided as if made again."""
+    from gate.gates.base import HookContext
+    from gate.hook import decide
+    from gate.paths import ProjectPaths
+    from gate.session.ledger import Ledger
+
+    code, anchored, err = gate("remember", "billing.py: amounts are Decimal, never float", "--kind", "gotcha",
+                               "--path", str(project / "src" / "billing.py"))
+    assert code == 0, err
+    paths = ProjectPaths.for_cwd(str(project))
+    ledger = Ledger(session="replayed")
+
+    def step(name: str, **fields: Any) -> Any:
+        ctx = HookContext(event=event(project, name, **fields), event_name=name, session_id="replayed", paths=paths,
+                          settings={"agent_search": "refuse"}, transcript_end=0)
+        return decide(ctx, ledger)
+
+    assert step("UserPromptSubmit", prompt=SHIFT).extra["search_asked"] is True
+    outcome = step("PreToolUse", tool_name="Edit", tool_input={"file_path": str(project / "src" / "billing.py"),
+                                                               "old_string": "a", "new_string": "b"})
+    assert outcome.extra["search_first"] == "refused"
+    assert outcome.delivered == [anchored.strip()] and outcome.output is not None
+    assert "permissionDecision" not in outcome.output["hookSpecificOutput"]

@@ -312,3 +312,30 @@ def test_replay_records_the_refusal_and_decides_the_calls_anchors(project: Path,
     assert outcome.extra["search_first"] == "refused"
     assert outcome.delivered == [anchored.strip()] and outcome.output is not None
     assert "permissionDecision" not in outcome.output["hookSpecificOutput"]
+
+
+def test_a_refused_run_is_no_failure_the_write_back_gate_counts(project: Path, hook: Hook, tmp_path: Path) -> None:
+    """A test run refused until the search, then made and passing after an edit, is no fix: nothing failed."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "data"))
+    from cli_transcript import Transcript
+
+    t = Transcript(cwd=str(project))
+    t.prompt("Add a rounding mode option to invoice_total in src/rounding.py")
+    t.tool("Bash", {"command": "pytest tests/test_rounding.py"},
+           "PreToolUse:Bash hook error: MEMORY SEARCH FIRST: run `gate search WORDS` before this change",
+           is_error=True)
+    t.tool("Bash", {"command": "gate search invoice rounding mode"}, "no memories match")
+    t.tool("Edit", {"file_path": "src/rounding.py", "old_string": "a", "new_string": "b"}, "ok")
+    t.tool("Bash", {"command": "pytest tests/test_rounding.py"}, "4 passed in 0.1s")
+    t.say("Added the rounding mode option; the tests pass.")
+    path = tmp_path / "session.jsonl"
+    path.write_text(t.text(), encoding="utf-8")
+    out, code = hook({**event(project, "Stop"), "transcript_path": str(path), "stop_hook_active": False,
+                      "last_assistant_message": "Added the rounding mode option; the tests pass."})
+    assert code == 0
+    [stop] = audit("Stop")
+    assert "tool_fix" not in json.dumps(stop.get("signals", {})) and "tool_fix" not in json.dumps(
+        stop.get("evidence", [])), stop
+    assert stop["decision"] != "blocked" and out == ""

@@ -32,7 +32,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "Plays the sample session gate ships (a recorded transcript of a short bug fix, and the store it "
             "starts from) through the real hook process, in a throwaway HOME and GATE_HOME: session-start "
             "directives, a recall at a topic shift, the turn's first change refused until the agent has searched "
-            "memory itself, a gotcha anchored to a file on its first touch, a write-back block and what came of it. No model, no network; your own memories and settings are not touched."
+            "memory itself, a gotcha anchored to a file on its first touch, a write-back block and what came of "
+            "it. No model, no network; your own memories and settings are not touched."
         ),
     )
     parser.add_argument("--json", action="store_true", help="every step as JSON")

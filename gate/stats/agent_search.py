@@ -48,8 +48,12 @@ def render_line(figures: dict[str, Any]) -> str | None:
     if figures["reminded"]:
         nudged.append(f"{figures['reminded']} reminded")
     return (
-        f"Agent searches: asked at {figures['asked']} prompts → searched in {figures['searched_when_asked']}"
+        f"Agent searches: asked at {_n(figures['asked'], 'prompt')} → searched in {figures['searched_when_asked']}"
         + (f" ({', '.join(nudged)})" if nudged else "")
-        + f" · {figures['searches']} searches found {figures['found']} memories ({figures['distinct_found']} "
-        f"distinct) · opened {figures['opened']} with `gate show`"
+        + f" · {_n(figures['searches'], 'search', 'searches')} found {_n(figures['found'], 'memory', 'memories')} "
+        f"({figures['distinct_found']} distinct) · opened {figures['opened']} with `gate show`"
     )
+
+
+def _n(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"

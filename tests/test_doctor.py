@@ -348,3 +348,67 @@ def test_doctor_warns_when_the_project_settings_name_this_machine(gate: Gate, pr
     assert gate("install", "--project", str(project))[0] == 0
     _, report = doctor(gate, "--no-run")
     assert not of(report, "wiring", "warn")
+
+
+# --- allow rules for gate's own commands ---------------------------------------------------------------------
+
+
+def _with_gate_on_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`gate` on PATH as install.sh links it, so gate's messages (and these rules) spell it `gate`."""
+    bin_dir = tmp_path / "on-path"
+    bin_dir.mkdir()
+    (bin_dir / "gate").symlink_to(Path(sys.executable).parent / "gate")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+def test_allow_rules_in_place_are_ok(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _with_gate_on_path(monkeypatch, tmp_path)
+    gate("install", "--project", str(project))
+    (check,) = of(doctor(gate, "--no-run")[1], "permissions")
+    assert check["status"] == "ok" and "`gate remember`" in check["message"] and "project" in check["message"]
+
+
+def test_missing_allow_rules_are_a_warning(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Hooks wired by hand (or by an older gate) without the rules: every gate command asks for approval."""
+    _with_gate_on_path(monkeypatch, tmp_path)
+    gate("install", "--project", str(project))
+    data = json.loads(settings_path(project).read_text())
+    del data["permissions"]
+    write_json(settings_path(project), data)
+    code, report = doctor(gate, "--no-run")
+    (check,) = of(report, "permissions", "warn")
+    assert code == 0  # not broken: the agent can still run them, after a click
+    assert "`gate search`" in check["message"] and "gate install" in check["hint"]
+    assert check["details"]["missing"] == [f"Bash(gate {sub} *)" for sub in ("search", "show", "remember", "verify")]
+
+
+def test_an_absolute_spelling_the_committed_rules_miss_is_said(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """gate not on PATH: the messages name the script by absolute path, which project rules never hold."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    gate("install", "--project", str(project))
+    (check,) = of(doctor(gate, "--no-run")[1], "permissions", "info")
+    assert str(Path(sys.executable).parent / "gate") in check["message"]
+    assert "--scope local --permissions-only" in check["hint"]
+    gate("install", "--project", str(project), "--scope", "local", "--permissions-only")
+    (check,) = of(doctor(gate, "--no-run")[1], "permissions", "ok")
+    assert "local" in check["message"]
+
+
+def test_project_rules_in_a_folder_claude_code_does_not_trust_are_said(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Claude Code ignores a project's allow rules until its trust dialog was accepted there."""
+    _with_gate_on_path(monkeypatch, tmp_path)
+    gate("install", "--project", str(project))
+    state = Path.home() / ".claude.json"
+    state.write_text(json.dumps({"projects": {str(project.parent): {"hasTrustDialogAccepted": True}}}))
+    (check,) = of(doctor(gate, "--no-run")[1], "permissions", "info")
+    assert "trust" in check["message"] and "trust dialog" in check["hint"]
+    state.write_text(json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": True}}}))
+    assert of(doctor(gate, "--no-run")[1], "permissions", "ok")

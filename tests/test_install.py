@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -22,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from gate.install import jsonedit, launcher, wiring
+from gate import render
+from gate.install import jsonedit, launcher, permissions, wiring
 from gate.install.files import backup_dir_for
 from gate.paths import audit_log_file, error_log_file
 
@@ -180,14 +182,21 @@ def test_install_into_rich_file_keeps_everything(gate: Gate, project: Path) -> N
     # Every key, in its order, with its value; other hooks first in their lists, untouched.
     assert list(after)[: len(before)] == list(before)
     for key in before:
-        if key != "hooks":
+        if key not in ("hooks", "permissions"):
             assert after[key] == before[key]
+    # The user's rules stay first, in their order; gate's allow rules follow them; deny is untouched.
+    assert after["permissions"]["allow"] == before["permissions"]["allow"] + permissions.desired_rules(
+        "project", sys.executable
+    )
+    assert after["permissions"]["deny"] == before["permissions"]["deny"]
     assert after["hooks"]["UserPromptSubmit"][0] == before["hooks"]["UserPromptSubmit"][0]
     assert after["hooks"]["PostToolUse"] == before["hooks"]["PostToolUse"]
     # The original text is still there line for line: gate only added lines.
     added = set(path.read_text().splitlines()) - set(RICH.splitlines())
     assert all(line.strip() for line in added)
-    assert all(line in path.read_text().splitlines() for line in RICH.splitlines())
+    # Every original line is still there, or with the comma JSON needs before what gate appended after it.
+    lines = path.read_text().splitlines()
+    assert all(line in lines or line + "," in lines for line in RICH.splitlines())
 
 
 @pytest.mark.parametrize("text", [RICH, FOUR_SPACES, TABS, ONE_LINE], ids=["rich", "four", "tabs", "oneline"])
@@ -317,7 +326,8 @@ def test_dry_run_writes_nothing(gate: Gate, project: Path) -> None:
     assert code == 0 and f"--- {path}" in out
     added = [line for line in out.splitlines() if line.startswith("+") and not line.startswith("+++")]
     removed = [line for line in out.splitlines() if line.startswith("-") and not line.startswith("---")]
-    assert added and not removed
+    assert added
+    assert all(line[1:] + "," in [a[1:] for a in added] for line in removed)  # removed only to gain a comma
     assert path.read_text() == RICH
     assert not backup_dir_for(path).exists()
 
@@ -432,6 +442,126 @@ def test_byte_order_mark_is_kept(gate: Gate, project: Path) -> None:
     assert path.read_bytes().startswith("\ufeff".encode())
     uninstall(gate, project)
     assert path.read_bytes() == "\ufeff".encode() + RICH.encode()
+
+
+# --- allow rules for gate's own commands ---------------------------------------------------------------------
+
+
+SCRIPT = str(Path(sys.executable).parent / "gate")  # the console script beside the test interpreter
+PORTABLE_RULES = [f"Bash(gate {sub} *)" for sub in ("search", "show", "remember", "verify")]
+ABSOLUTE_RULES = [f"Bash({shlex.quote(SCRIPT)} {sub} *)" for sub in ("search", "show", "remember", "verify")]
+
+
+def allow(path: Path) -> list[str]:
+    return list(json.loads(path.read_text()).get("permissions", {}).get("allow", []))
+
+
+def test_install_allows_gate_commands_as_each_scope_may_spell_them(gate: Gate, project: Path) -> None:
+    assert Path(SCRIPT).is_file()
+    code, out, _ = install(gate, project)
+    assert code == 0 and "allowed without an approval prompt" in out
+    assert allow(settings_file(project)) == PORTABLE_RULES  # committed: no path of this machine
+    assert SCRIPT not in settings_file(project).read_text().split('"permissions"')[1]
+    assert install(gate, project, "--scope", "local")[0] == 0
+    assert allow(settings_file(project, "local")) == PORTABLE_RULES + ABSOLUTE_RULES
+
+
+def test_rules_are_spelled_as_the_messages_spell_gate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The rules follow gate/render.py: `gate` when it resolves on PATH to this installation, else the script."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    spelled = render.gate_command()
+    assert spelled == shlex.quote(SCRIPT)
+    assert permissions.rule(spelled, "search") in permissions.desired_rules("local", sys.executable)
+    (tmp_path / "gate").symlink_to(SCRIPT)
+    assert render.gate_command() == "gate"
+    assert permissions.rule("gate", "search") in permissions.desired_rules("project", sys.executable)
+
+
+def test_rules_cover_exactly_the_commands_the_messages_name() -> None:
+    """Every `{gate} SUBCOMMAND` in the agent's messages is allowed, and nothing the messages do not name."""
+    text = (REPO / "rules" / "messages.toml").read_text(encoding="utf-8")
+    named = set(re.findall(r"\{gate\} (\w+)", text))
+    assert named == set(permissions.SUBCOMMANDS)
+
+
+@pytest.mark.parametrize(
+    ("rule", "ours"),
+    [
+        ("Bash(gate search *)", True),
+        ("Bash(/opt/old venv/bin/gate show *)", False),  # unquoted space: not how gate spells a path
+        ("Bash('/opt/old venv/bin/gate' show *)", True),
+        ("Bash(/opt/venv/bin/gate remember *)", True),
+        ("Bash(gate search:*)", False),  # the user's own, in the older syntax
+        ("Bash(gate mute *)", False),
+        ("Bash(gatekeeper search *)", False),
+        ("Bash(gate search)", False),
+        ("Bash(gate *)", False),
+        ("Bash(rm -rf /x/gate search *)", False),
+    ],
+)
+def test_gate_rules_are_recognised_by_shape(rule: str, ours: bool) -> None:
+    assert permissions.is_gate_rule(rule) is ours
+
+
+def test_uninstall_removes_only_gate_rules(gate: Gate, project: Path) -> None:
+    path = write(settings_file(project), FOUR_SPACES)  # inline "allow": ["Bash(ls)", "Read"]
+    install(gate, project)
+    data = json.loads(path.read_text())
+    data["permissions"]["allow"] += ["Bash(gate search:*)", "Bash(gate mute *)", "Bash(make test)"]
+    path.write_text(json.dumps(data, indent=4) + "\n")
+    uninstall(gate, project)
+    after = json.loads(path.read_text())
+    kept = ["Bash(ls)", "Read", "Bash(gate search:*)", "Bash(gate mute *)", "Bash(make test)"]
+    assert after["permissions"]["allow"] == kept
+    assert "hooks" in after and not gate_groups(after).get("Stop")
+
+
+def test_reinstall_replaces_the_rules_of_another_interpreter(gate: Gate, project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other venv" / "bin"
+    other.mkdir(parents=True)
+    (other / "python").symlink_to(sys.executable)
+    (other / "gate").symlink_to(SCRIPT)
+    path = write(settings_file(project, "local"), RICH)
+    install(gate, project, "--scope", "local", "--python", str(other / "python"))
+    quoted = shlex.quote(str(other / "gate"))
+    assert quoted.startswith("'") and f"Bash({quoted} show *)" in allow(path)  # quoted as the messages quote it
+    install(gate, project, "--scope", "local")
+    assert allow(path) == ["Bash(npm run test:*)", "Read(~/.zshrc)", *PORTABLE_RULES, *ABSOLUTE_RULES]
+    uninstall(gate, project, "--scope", "local")
+    assert path.read_text() == RICH
+
+
+def test_permissions_only_adds_rules_and_no_hooks(gate: Gate, project: Path) -> None:
+    code, out, _ = install(gate, project, "--scope", "local", "--permissions-only")
+    assert code == 0 and "allow rules" in out
+    path = settings_file(project, "local")
+    assert json.loads(path.read_text()) == {"permissions": {"allow": PORTABLE_RULES + ABSOLUTE_RULES}}
+    code, out, _ = install(gate, project, "--scope", "local", "--permissions-only")
+    assert code == 0 and "nothing changed" in out
+    assert uninstall(gate, project, "--scope", "local")[0] == 0
+    assert not path.exists()  # gate had created it
+
+
+def test_rules_go_where_the_file_has_none_yet(gate: Gate, project: Path) -> None:
+    for text in ('{"permissions": {"deny": ["Read(./.env)"]}}\n', '{\n  "permissions": {\n    "allow": []\n  }\n}\n'):
+        path = write(settings_file(project), text)
+        install(gate, project)
+        assert allow(path) == PORTABLE_RULES
+        uninstall(gate, project)
+        if "deny" in text:
+            assert path.read_text() == text
+        else:  # an emptied list (and what only it filled) goes with gate's last rule, as emptied hooks lists do
+            assert json.loads(path.read_text()) == {}
+
+
+@pytest.mark.parametrize("text", ['{"permissions": []}', '{"permissions": {"allow": "Bash"}}', "[]"])
+@pytest.mark.parametrize("only", [False, True])
+def test_misshapen_permissions_are_refused_untouched(gate: Gate, project: Path, text: str, only: bool) -> None:
+    path = write(settings_file(project), text)
+    code, _, err = install(gate, project, *(["--permissions-only"] if only else []))
+    assert code != 0 and "nothing was changed" in err
+    assert ("top level" if text == "[]" else "permissions") in err
+    assert path.read_text() == text
 
 
 # --- the editor itself ------------------------------------------------------------------------------------------

@@ -73,3 +73,10 @@ def test_an_import_leaves_the_cue_table_level_with_the_store(gate, project: Path
     assert sorted(m for m, _, _ in cues.Table(paths, head).path_triggers("src/db/x.py")) == [
         "m-cue000", "m-cue001", "m-cue002"]
     assert head["defaults"] == defaults
+
+
+def test_the_import_sentence_counts_one_memory_in_the_singular(gate, project: Path) -> None:
+    line = {"id": "m-one01", "kind": "fix", "title": "Retry the upload twice"}
+    code, out, err = gate("import", "-", stdin=jsonl([line]))
+    assert code == 0, err
+    assert "imported 1 memory" in out and "1 memories" not in out

@@ -129,6 +129,14 @@ def test_front_matter_as_claude_code_reads_it() -> None:
         split("---\n- a\n- b\n---\n")
 
 
+@pytest.mark.parametrize("value", ["[unclosed", "{unclosed: x", "[a, b"])
+def test_front_matter_with_an_unclosed_list_is_an_error_not_a_title(value: str) -> None:
+    """`description: [unclosed` was quoted by the fallback and imported as a memory titled "[unclosed"."""
+    with pytest.raises(FrontMatterError, match=r"not YAML: .*\(line \d\)"):
+        split(f"---\nname: a\ndescription: {value}\n---\nBody\n")
+    assert split("---\ndescription: [a, b]\n---\n")[0] == {"description": ["a", "b"]}
+
+
 # --- gate import --from claude-memory ---------------------------------------------------------------------------
 
 EXPECTED = {  # file: (kind, scope) without --team

@@ -8,6 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from gate import render
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import GateError
 from gate.importers import command as importers
@@ -75,7 +76,7 @@ def print_report(report: ImportReport, name: str, *, as_json: bool, written: int
     replaced = f" ({len(report.replaced)} written over; earlier versions kept)" if report.replaced else ""
     same = f"; {len(report.unchanged)} unchanged (in the store as they are)" if report.unchanged else ""
     already = f"; {len(report.already)} already in the store (same kind, title and body)" if report.already else ""
-    print(f"imported {len(report.ids)} memories{replaced}{same}{already}")
+    print(f"imported {render.counted(len(report.ids), 'memory', 'memories')}{replaced}{same}{already}")
     for line, error in report.refused:
         print(f"skipped {name}, line {line}: {error}")
     if report.refused:

@@ -208,18 +208,23 @@ def test_never_when_the_gate_fails_at_the_tool_call(project: Path, stored, hook:
     prompt(hook, project)
     rules = project / ".gate" / "rules"
     rules.mkdir(parents=True)
-    (rules / "messages.toml").write_text("[recall\nbroken = ", encoding="utf-8")  # not TOML: the check fails
+    # A user's rewording with a placeholder gate does not fill: the check fails writing the refusal; the call passes.
+    (rules / "messages.toml").write_text('[recall]\nsearch_first_refused = "Search first: {search}"\n',
+                                         encoding="utf-8")
     assert refused(edit(hook, project)) is None
     assert refused(bash(hook, project, "rm -rf build")) is None
 
 
-def test_never_when_the_prompts_hook_failed(project: Path, stored, hook: Hook) -> None:
+def test_never_when_the_prompts_hook_failed(project: Path, stored, hook: Hook, isolated_home: Path) -> None:
+    import shutil
+
     prompt(hook, project)  # p1 asked
-    rules = project / ".gate" / "rules"
-    rules.mkdir(parents=True)
-    (rules / "messages.toml").write_text("[recall\n", encoding="utf-8")  # the next prompt's hook fails open
+    index_root = isolated_home / "cache" / "index"
+    shutil.rmtree(index_root)
+    index_root.write_text("not a directory")  # the next prompt's hook cannot open the index: it fails open
     assert prompt(hook, project, "How is ledger rounding done, banker's rounding?", prompt_id="p2") == ""
-    (rules / "messages.toml").unlink()
+    assert audit("UserPromptSubmit")[-1]["reason"] == "FAILED_OPEN"
+    index_root.unlink()
     assert refused(edit(hook, project, prompt_id="p2")) is None, "p1's request is not p2's"
 
 

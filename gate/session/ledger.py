@@ -72,7 +72,7 @@ _FIELDS: dict[str, Any] = {
     # What the session's last blocked or stored fix was about (gate/gates/writeback/fixguard.py): a debugging loop
     # blocks once; later fixes about the same files, commands or names defer to a reminder until the topic changes.
     "writeback_fix_guard": lambda: None,
-    # The search the recall gate asked the agent for in this turn (gate/gates/ recall's search-first check): the
+    # The search the recall gate asked the agent for in this turn (gate/gates/recall/search_first.py): the
     # prompt it was asked at, why, and whether the agent has searched, been refused or reminded since. None when
     # this turn asked for none; every prompt replaces it.
     "search_request": lambda: None,

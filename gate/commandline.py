@@ -2,7 +2,7 @@
 
 Two questions: which gate subcommands it runs (`gate search`, `gate show`: the agent's own search), and whether
 it could change something. A line changes nothing only when every simple command in it is one that only reads
-(rules/recall.toml [search_first] read_only and read_only_subcommands, without a flag that makes it write) and
+(rules/triggers.toml [search_first] read_only and read_only_subcommands, without a flag that makes it write) and
 no output goes to a file. Anything the reader cannot tell — an unclosed quote, a command substitution — counts as
 a change: the cost of a wrong "changes" is one refusal in a turn, the cost of a wrong "reads" a change made
 before the search.
@@ -96,7 +96,7 @@ def _reads_only(words: list[str], rules: dict[str, Any]) -> bool:
 
 
 def read_command(command: str, rules: dict[str, Any]) -> CommandLine:
-    """Read a Bash command line by the rules of rules/recall.toml [search_first]."""
+    """Read a Bash command line by the rules of rules/triggers.toml [search_first]."""
     # A command substitution ($(…) or backticks, quoted or not) runs anything: a change, whatever is around it.
     if len(command) > MAX_CHARS or "`" in command or "$(" in command:
         return CommandLine(True, [])

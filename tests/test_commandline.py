@@ -1,5 +1,5 @@
 """Reading a Bash command line for the search the agent must run (gate/commandline.py): which gate subcommands
-it runs, and whether it could change something, by the shipped rules (rules/recall.toml [search_first])."""
+it runs, and whether it could change something, by the shipped rules (rules/triggers.toml [search_first])."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from gate.rules import load_rules
 
 @pytest.fixture(scope="module")
 def rules() -> dict:
-    return load_rules("recall", None)["search_first"]
+    return load_rules("triggers", None)["search_first"]
 
 
 @pytest.mark.parametrize("command", [

@@ -36,7 +36,7 @@ def _search_first(ctx: HookContext, ledger: Ledger, rules: dict) -> Check | None
     from gate.gates.recall import search_first
 
     try:
-        return search_first.check(ctx, ledger, rules.get("tools", {}))
+        return search_first.check(ctx, ledger, rules)
     except Exception as error:
         from gate.session.audit import write_error
 

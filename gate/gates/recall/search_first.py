@@ -106,8 +106,9 @@ class Check:
         return outcome
 
 
-def check(ctx: HookContext, ledger: Ledger, tools: dict[str, Any]) -> Check | None:
-    """Whether this main-conversation tool call meets, or must wait for, the turn's search (None: neither)."""
+def check(ctx: HookContext, ledger: Ledger, triggers: dict[str, Any]) -> Check | None:
+    """Whether this main-conversation tool call meets, or must wait for, the turn's search (None: neither).
+    `triggers`: rules/triggers.toml, which every tool call has loaded already ([tools], [search_first])."""
     request = ledger.open_search_request(_prompt_id(ctx))
     if request is None:
         return None
@@ -115,6 +116,7 @@ def check(ctx: HookContext, ledger: Ledger, tools: dict[str, Any]) -> Check | No
     tool_input = ctx.event.get("tool_input")
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return None
+    tools = triggers.get("tools", {})
     run = tools.get("run", {})
     if tool in run:
         command = tool_input.get(run[tool])
@@ -122,7 +124,7 @@ def check(ctx: HookContext, ledger: Ledger, tools: dict[str, Any]) -> Check | No
             return None
         from gate.commandline import read_command
 
-        rules = ctx.rules("recall").get("search_first", {})
+        rules = triggers.get("search_first", {})
         line = read_command(command, rules)
         if any(sub in rules.get("search_commands", ("search", "show")) for sub in line.gate_subcommands):
             ledger.note_search_seen()

@@ -10,6 +10,9 @@ Sections (each one interleaved group, each with its own floor so every ratio is 
   subagents                   floor; the shift hook; the PreToolUse hook on a spawn (bench/spawn.py) and on tool
                               calls that are no spawn, of the main conversation and of a subagent; SubagentStop
                               (`--only subagents`: this section alone, at the smallest store size)
+  search first                floor; the PreToolUse hook on an edit it refuses and a read-only Bash command it lets
+                              pass while the turn owes the agent's search (bench/search_first.py), beside the same
+                              calls in a turn that owes none (`--only search_first`, at the smallest store size)
 Everything runs under a fresh temporary GATE_HOME; nothing touches the user's memories.
 """
 
@@ -36,6 +39,7 @@ from bench.corpus import Generator, build_fts5, write_jsonl, write_markdown_dir
 from bench.measure import Candidate, Check, Result, become_subreaper, measure_group, run_once, settle
 from bench.report import Section, Target, render_markdown, to_json
 from bench.scripts._terms import terms
+from bench.search_first import BASH_ANCHORS, BASH_OWED, EDIT_ANCHORS, EDIT_REFUSED, search_first_section
 from bench.spawn import SPAWN, SUB_TOOL, TOOL, spawn_section
 from bench.transcript import Transcript, format_size, parse_size, write_transcript
 
@@ -141,9 +145,9 @@ def parse_args(argv: list[str] | None) -> Options:
         "snapshot of the last commit (default: the installed gate, i.e. the working tree)",
     )
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--only", choices=["recall", "subagents"],
-                        help="run one section alone: recall (the recall and session-start rows, at every store size) "
-                             "or subagents (at the smallest store size)")
+    parser.add_argument("--only", choices=["recall", "subagents", "search_first"],
+                        help="run one section alone: recall (the recall and session-start rows, at every store size), "
+                             "subagents or search_first (at the smallest store size)")
     args = parser.parse_args(argv)
     quick = args.quick
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1000] if quick else [1000, 10000, 100000])
@@ -646,6 +650,10 @@ def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
         ratio("spawn hook / recall hook (shift)", ("subagents", SPAWN), ("subagents", SHIFT), "<=", 1.1),
         ratio("tool call inside a subagent / in the main conversation", ("subagents", SUB_TOOL), ("subagents", TOOL),
               "<=", 1.1),
+        ratio("edit refused until the agent's search / anchors only", ("search_first", EDIT_REFUSED),
+              ("search_first", EDIT_ANCHORS), "<=", 1.1),
+        ratio("read-only Bash while the search is owed / anchors only", ("search_first", BASH_OWED),
+              ("search_first", BASH_ANCHORS), "<=", 1.1),
         Target(
             f"gate hook peak RSS, worst row ({worst.name if worst else '–'})",
             worst.peak_rss_mb if worst else None,
@@ -699,7 +707,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         recall_transcript = transcripts[0].path
         stores: dict[int, Store] = {}
-        for size in opts.sizes if opts.only != "subagents" else [min(opts.sizes)]:
+        for size in opts.sizes if opts.only not in ("subagents", "search_first") else [min(opts.sizes)]:
             stores[size] = build_store(size, opts, work, gate)
             _log(stores[size].setup[-1])
             if opts.only in (None, "recall"):
@@ -711,6 +719,11 @@ def main(argv: list[str] | None = None) -> int:
                 sections[section.key] = section
         if not gate.missing and opts.only in (None, "subagents"):
             sections["subagents"] = subagents_section(opts, gate, stores[min(opts.sizes)], recall_transcript)
+        if not gate.missing and opts.only in (None, "search_first"):
+            store = stores[min(opts.sizes)]
+            floor = floor_candidate(opts, gate.env(store.home, store.project), store.project, prompts.prompt_event(
+                prompts.session_id("floor-first"), prompts.SHIFT, recall_transcript, store.project))
+            sections["search_first"] = search_first_section(opts, gate, store, recall_transcript, floor, _log)
     finally:
         if opts.keep:
             _log(f"kept {work}")

@@ -17,6 +17,9 @@ DEFAULTS: dict[str, Any] = {
     "recall_max_hits": 5,
     "session_start_budget_tokens": 1000,
     "anchor_budget_tokens": 600,
+    # where recall fires, the agent must search in its own words before its first change of the turn:
+    # refuse (that change is refused once until it has), remind (it is reminded once), off (only asked)
+    "agent_search": "refuse",
     # housekeeping
     "audit": True,
     "ledger_max_age_days": 14,
@@ -25,6 +28,9 @@ DEFAULTS: dict[str, Any] = {
     "history_max_age_days": 180,  # versions replaced longer ago than this are pruned
     "history_max_bytes": 20_000_000,  # per history directory (a project's private or team memories, user memories)
 }
+
+# Settings that take one of a few words (the first is the default's spelling); any case is accepted.
+CHOICES: dict[str, tuple[str, ...]] = {"agent_search": ("refuse", "remind", "off")}
 
 # Keys that say where state lives; a project's checked-in config may never set them.
 LOCATION_KEYS: frozenset[str] = frozenset({"home", "data_dir", "state_dir", "cache_dir", "config_dir", "log_dir"})

@@ -3,7 +3,8 @@ decide, print one JSON object or nothing, and audit the evaluation.
 
 Standard library and tantivy only, imported per event. It fails open: any error ends with exit 0, no
 stdout, and one line in the error log. It never blocks a user prompt and never blocks compaction — the
-only event that may answer "block" is Stop, and only through the write-back gate.
+only event that may answer "block" is Stop, and only through the write-back gate; the only tool call it may
+refuse is the first change of a turn that owes the agent's own search (gate/gates/recall/search_first.py).
 """
 
 from __future__ import annotations
@@ -45,6 +46,26 @@ ALLOWED_OUTPUT: dict[str, Callable[[dict[str, Any]], bool]] = {
 }
 
 
+# The one gate that may refuse a tool call, and the one answer it may give (gate/gates/recall/search_first.py).
+REFUSING_GATES: dict[str, str] = {"PreToolUse": "agent_search"}
+
+
+def _refusal(out: dict[str, Any]) -> bool:
+    """A deny with a one-line reason, and nothing else: never an allow, an ask or a changed input."""
+    specific = out.get("hookSpecificOutput")
+    if set(out) != {"hookSpecificOutput"} or not isinstance(specific, dict):
+        return False
+    reason = specific.get("permissionDecisionReason")
+    return (
+        set(specific) == {"hookEventName", "permissionDecision", "permissionDecisionReason"}
+        and specific["hookEventName"] == "PreToolUse"
+        and specific["permissionDecision"] == "deny"
+        and isinstance(reason, str)
+        and bool(reason.strip())
+        and "\n" not in reason
+    )
+
+
 def _load_handler(event_name: str) -> Callable[..., Any] | None:
     """The gate for an event, imported only for that event (plain imports: importlib costs ~1 ms)."""
     module_name = HANDLERS.get(event_name)
@@ -61,7 +82,9 @@ def decide(ctx: HookContext, ledger: Ledger) -> Outcome:
         raise ValueError(f"no gate answers {ctx.event_name}")
     outcome = handler(ctx, ledger)
     output = outcome.output
-    if output is not None and not ALLOWED_OUTPUT.get(ctx.event_name, lambda _: False)(output):
+    refusing = REFUSING_GATES.get(ctx.event_name)
+    refusal = refusing is not None and outcome.gate == refusing and output is not None and _refusal(output)
+    if output is not None and not refusal and not ALLOWED_OUTPUT.get(ctx.event_name, lambda _: False)(output):
         raise ValueError(f"{ctx.event_name} may not answer with {sorted(output)}")
     return outcome
 

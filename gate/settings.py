@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from gate.defaults import DEFAULTS, LOCATION_KEYS
+from gate.defaults import CHOICES, DEFAULTS, LOCATION_KEYS
 from gate.paths import user_config_file
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
@@ -48,9 +48,19 @@ def to_int(raw: Any) -> int:
     raise ValueError(f"expected a whole number, got {raw!r}")
 
 
+def to_choice(key: str, raw: Any) -> str:
+    """One of the words a choice setting takes (gate.defaults.CHOICES), in any case."""
+    allowed = CHOICES[key]
+    if isinstance(raw, str) and raw.strip().lower() in allowed:
+        return raw.strip().lower()
+    raise ValueError(f"expected one of {', '.join(allowed)}, got {raw!r}")
+
+
 def _coerce(key: str, raw: Any) -> Any:
     default = DEFAULTS[key]
     try:
+        if key in CHOICES:
+            return to_choice(key, raw)
         if isinstance(default, bool):
             return to_bool(raw)
         if isinstance(default, int):

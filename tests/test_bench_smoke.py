@@ -34,6 +34,10 @@ ROWS = [
     "gate PreToolUse hook, Read without a cue",
     "gate PreToolUse hook, Read inside a subagent, without a cue",
     "gate SubagentStop hook",
+    "gate PreToolUse hook, Edit without a cue (anchors only)",
+    "gate PreToolUse hook, Edit refused until the agent's search",
+    "gate PreToolUse hook, read-only Bash without a cue (anchors only)",
+    "gate PreToolUse hook, read-only Bash while the search is owed (passes)",
 ]
 
 
@@ -57,4 +61,4 @@ def test_quick_bench_fills_every_row(tmp_path: Path) -> None:
         assert not row["skipped"], f"{row['name']}: skipped ({row['skipped']})"
         assert row["n"] >= 1 and row["median_ms"] > 0 and row["peak_rss_mb"] > 0, row["name"]
         assert row["failures"] == 0, f"{row['name']}: {row['first_failure']}"
-    assert len(data["targets"]) == 10
+    assert len(data["targets"]) == 12

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gate.commands.config import load_config
-from gate.defaults import DEFAULTS, LOCATION_KEYS
+from gate.defaults import CHOICES, DEFAULTS, LOCATION_KEYS
 from gate.errors import GateError
 from gate.paths import ProjectPaths, user_config_file, user_dirs
 from gate.settings import load_settings
@@ -26,6 +26,7 @@ from gate.settings import load_settings
 Gate = Callable[..., tuple[int, str, str]]
 BOOLS = [key for key, value in DEFAULTS.items() if isinstance(value, bool)]
 INTS = [key for key, value in DEFAULTS.items() if isinstance(value, int) and not isinstance(value, bool)]
+WORDS = sorted(CHOICES)  # settings that take one of a few words
 
 
 def write_toml(path: Path, values: dict[str, Any] | None) -> None:
@@ -75,9 +76,10 @@ def test_model_has_exactly_the_default_settings() -> None:
     assert not LOCATION_KEYS & set(DEFAULTS)
 
 
-def test_keys_are_both_assumed_bool_or_int() -> None:
-    # The agreement below covers these two kinds; a setting of another kind needs its own cases here.
-    assert set(BOOLS) | set(INTS) == set(DEFAULTS)
+def test_keys_are_all_assumed_bool_int_or_a_choice() -> None:
+    # The agreement below covers these three kinds; a setting of another kind needs its own cases here.
+    assert set(BOOLS) | set(INTS) | set(WORDS) == set(DEFAULTS)
+    assert all(DEFAULTS[key] == CHOICES[key][0] for key in WORDS)  # the default is the first word
 
 
 CASES: list[tuple[str, dict | None, dict | None, dict[str, str]]] = [
@@ -104,6 +106,12 @@ CASES: list[tuple[str, dict | None, dict | None, dict[str, str]]] = [
     ("bad int in env", None, None, {f"GATE_{INTS[0].upper()}": "ten"}),
     ("bool for an int", None, {INTS[0]: True}, {}),
     ("bad value even when overridden", {INTS[0]: "x"}, None, {f"GATE_{INTS[0].upper()}": "3"}),
+    ("a choice in any case", {WORDS[0]: CHOICES[WORDS[0]][1].upper()}, None, {}),
+    ("a choice in env over project", None, {WORDS[0]: CHOICES[WORDS[0]][1]},
+     {f"GATE_{WORDS[0].upper()}": f" {CHOICES[WORDS[0]][-1]} "}),
+    ("a word that is no choice", None, {WORDS[0]: "sometimes"}, {}),
+    ("a bool for a choice", None, {WORDS[0]: True}, {}),
+    ("an empty choice in env", None, None, {f"GATE_{WORDS[0].upper()}": ""}),
 ]
 
 
@@ -133,6 +141,10 @@ _bool_forms = st.sampled_from([True, False, "on", "off", "yes", "no", "1", "0", 
 _int_forms = st.integers(min_value=0, max_value=10**7).flatmap(lambda n: st.sampled_from([n, str(n), float(n)]))
 
 
+def _choice_forms(key: str) -> st.SearchStrategy[str]:
+    return st.sampled_from(CHOICES[key]).flatmap(lambda word: st.sampled_from([word, word.upper(), f" {word}"]))
+
+
 def _as_env(value: Any) -> str:
     """An environment variable can only carry text."""
     if isinstance(value, bool):
@@ -144,7 +156,7 @@ def _as_env(value: Any) -> str:
 
 def _layer(string_only: bool = False) -> st.SearchStrategy[dict[str, Any]]:
     def form(key: str) -> st.SearchStrategy[Any]:
-        base = _bool_forms if key in BOOLS else _int_forms
+        base = _bool_forms if key in BOOLS else _choice_forms(key) if key in WORDS else _int_forms
         return base.map(_as_env) if string_only else base
 
     return st.fixed_dictionaries({}, optional={key: form(key) for key in DEFAULTS})
@@ -160,6 +172,8 @@ def test_agreement_on_generated_layers(project: Path, user: dict, proj: dict, en
         expected = next((layer[key] for layer in (env, proj, user) if key in layer), DEFAULTS[key])
         if isinstance(DEFAULTS[key], bool):
             assert hot[key] is (str(expected).strip().lower() in {"1", "true", "yes", "on"})
+        elif key in WORDS:
+            assert hot[key] == str(expected).strip().lower()
         else:
             assert hot[key] == int(float(expected))
 

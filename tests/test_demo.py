@@ -1,8 +1,8 @@
 """`gate demo`: the shipped sample session, through the real hook process, in a throwaway home.
 
 The assertions are on behaviour (what was delivered, that a turn was held, that the stored memory exists), not
-on the wording of the gates' messages, which their own tests own: the demo must keep showing a recall, a gotcha
-and a block while the gates' tuning changes.
+on the wording of the gates' messages, which their own tests own: the demo must keep showing a recall, a change
+refused until the agent's own search, a gotcha and a block while the gates' tuning changes.
 """
 
 from __future__ import annotations
@@ -61,6 +61,14 @@ def test_the_demo_shows_a_recall_a_gotcha_and_a_block_and_its_outcome(isolated_h
     assert "Read" in anchored["what"] and "billing/rounding.py" in anchored["what"]
     assert anchored["delivered"] == [GOTCHA] and GOTCHA in anchored["shown"]
 
+    # The turn's first change (a test run) is refused once, until the agent searches memory itself (run for real).
+    (refused,) = [s for s in steps if s["refused"]]
+    assert "pytest" in refused["what"] and "search" in refused["shown"]
+    searched = steps[steps.index(refused) + 1]
+    assert "gate search" in searched["what"] and DECISION in searched["found"]
+    again = steps[steps.index(refused) + 2]
+    assert again["what"] == refused["what"] and not again["refused"]
+
     stops = [s for s in steps if s["event"] == "Stop"]
     assert [s["blocked"] for s in stops] == [True, False, False]
     held = stops[0]
@@ -81,8 +89,8 @@ def test_the_text_report_names_each_step(isolated_home: Path) -> None:
     out = proc.stdout
     for memory in (DECISION, GOTCHA, DIRECTIVE):
         assert memory in out
-    assert "RECALL" in out and "GOTCHA" in out and "HELD" in out
-    assert "1 recall" in out and "1 block" in out
+    assert "RECALL" in out and "GOTCHA" in out and "HELD" in out and "REFUSED once" in out
+    assert "1 recall" in out and "1 block" in out and "1 change refused until 1 search" in out
 
 
 def test_keep_leaves_a_store_with_the_stored_fix(isolated_home: Path) -> None:

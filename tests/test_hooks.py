@@ -99,10 +99,18 @@ def test_trivial_and_slash_prompts_never_fire(project: Path, seeded, hook: Hook)
     assert {r["reason"] for r in audit()} == {"SKIP_TRIVIAL_PROMPT"}
 
 
-def test_shift_without_matching_memory_is_silent(project: Path, seeded, hook: Hook) -> None:
+def test_shift_without_matching_memory_delivers_nothing_and_asks_for_a_search(
+    project: Path, seeded, hook: Hook
+) -> None:
+    # (Silent until issue 29: a shift now asks for the agent's own search whenever the store holds something to
+    # find — its words reach what the prompt's do not. An empty store still hears nothing: test_search_first.py.)
     out, code = hook(event(project, "UserPromptSubmit", prompt="How do I center a div with flexbox in CSS?"))
-    assert (out, code) == ("", 0)
-    assert audit()[-1]["reason"] == "SKIP_NO_HITS"
+    assert code == 0
+    text = context_of(out, "UserPromptSubmit")
+    assert not [memory_id for memory_id in seeded.values() if memory_id in text], text
+    assert "search WORDS`" in text
+    assert audit()[-1]["reason"] == "SKIP_NO_HITS" and audit()[-1]["decision"] == "asked"
+    assert audit()[-1]["delivered"] == []
 
 
 def test_session_start_injects_directives_and_open_tasks(project: Path, seeded, hook: Hook) -> None:

@@ -107,7 +107,8 @@ def test_every_delivering_hook_keeps_to_the_project(project: Path, neighbours: d
     for name, fields in [
         ("SessionStart", {"source": "startup"}),
         ("UserPromptSubmit", {"prompt": "Why does the checkout service time out under load?"}),
-        ("PreToolUse", {"tool_name": "Edit", "tool_input": {"file_path": str(project / "src" / "ledger.py")},
+        # (a Read: the prompt's recall asked for the agent's own search, so an Edit now would be refused first)
+        ("PreToolUse", {"tool_name": "Read", "tool_input": {"file_path": str(project / "src" / "ledger.py")},
                         "tool_use_id": "toolu_1"}),
     ]:
         out, code = run_hook(event(project, name, **fields))
@@ -282,7 +283,8 @@ def test_the_command_gate_install_writes_exits_zero_with_each_answer(
     recalled = context(answer("UserPromptSubmit", prompt="When does the reserve account waterfall trigger?"),
                        "UserPromptSubmit")
     assert recalled.startswith("MEMORY SEARCH REQUIRED") and memories["decision"] in recalled
-    anchored = answer("PreToolUse", tool_name="Edit", tool_input={"file_path": str(project / "src" / "ledger.py")},
+    # (a Read: the prompt's recall asked for the agent's own search, so an Edit now would be refused first)
+    anchored = answer("PreToolUse", tool_name="Read", tool_input={"file_path": str(project / "src" / "ledger.py")},
                       tool_use_id="toolu_1")
     assert memories["gotcha"] in context(anchored, "PreToolUse")
     blocked = json.loads(answer("Stop", transcript_path=str(transcript), stop_hook_active=False))

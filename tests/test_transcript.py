@@ -259,3 +259,21 @@ def test_garbage_only_file(tmp_path: Path) -> None:
     empty = tmp_path / "e.jsonl"
     empty.write_bytes(b"")
     assert read_turn(str(empty)).assistant_texts == []
+
+
+def test_a_call_a_hook_refused_never_ran(tmp_path: Path) -> None:
+    """The search the agent must run refuses a change once: the refused call is no failed run, no edit; the call
+    made again is the one the turn made."""
+    t = Transcript()
+    t.prompt("add a rounding mode option to invoice_total")
+    refusal = "PreToolUse:Bash hook error: MEMORY SEARCH FIRST: run `gate search WORDS` before this change"
+    t.tool("Bash", {"command": "pytest tests/test_rounding.py"}, refusal, is_error=True)
+    t.tool("Edit", {"file_path": "src/rounding.py", "old_string": "a", "new_string": "b"},
+           "PreToolUse:Edit hook error: MEMORY SEARCH FIRST: run it first", is_error=True)
+    t.tool("Bash", {"command": "gate search invoice rounding mode"}, "m-1 · decision · …")
+    t.tool("Bash", {"command": "pytest tests/test_rounding.py"}, "4 passed in 0.1s")
+    t.tool("Bash", {"command": "false"}, "PreToolUse is a word a failing command may print", is_error=True)
+    turn = read_turn(_write(tmp_path, t))
+    assert [use.input.get("command", use.name) for use in turn.tool_uses] == [
+        "gate search invoice rounding mode", "pytest tests/test_rounding.py", "false"]
+    assert len(turn.tool_results) == 3 and not any(r.text.startswith("PreToolUse:") for r in turn.tool_results)

@@ -9,6 +9,7 @@ key: where private memories and logs are written is the user's decision, never a
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import tomllib
@@ -20,15 +21,17 @@ from pydantic import BeforeValidator, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from gate.defaults import DEFAULTS, LOCATION_KEYS
+from gate.defaults import CHOICES, DEFAULTS, LOCATION_KEYS
 from gate.errors import GateError
 from gate.errors import ValidationError as GateValidationError
 from gate.paths import ProjectPaths, user_config_file, user_dirs
-from gate.settings import to_bool, to_int  # one parser for both loaders: hooks and this model
+from gate.settings import to_bool, to_choice, to_int  # one parser for both loaders: hooks and this model
 
 
-def _field_type(default: Any) -> Any:
+def _field_type(key: str, default: Any) -> Any:
     """The validated type of a setting, from its default (defaults.py is the one list of settings)."""
+    if key in CHOICES:
+        return Annotated[str, BeforeValidator(functools.partial(to_choice, key))]
     if isinstance(default, bool):
         return Annotated[bool, BeforeValidator(to_bool)]
     if isinstance(default, int):
@@ -44,7 +47,7 @@ class _GateConfigBase(BaseSettings):
 GateConfig: type[_GateConfigBase] = create_model(  # type: ignore[call-overload]
     "GateConfig",
     __base__=_GateConfigBase,
-    **{key: (_field_type(value), value) for key, value in DEFAULTS.items()},
+    **{key: (_field_type(key, value), value) for key, value in DEFAULTS.items()},
 )
 
 
@@ -115,17 +118,21 @@ def _key_problems(layer: Layer, is_project: bool) -> list[GateValidationError]:
     return found
 
 
+def _validator(key: str, default: Any) -> Callable[[Any], Any]:
+    if key in CHOICES:
+        return functools.partial(to_choice, key)
+    return to_bool if isinstance(default, bool) else to_int if isinstance(default, int) else lambda raw: raw
+
+
 def _validators() -> dict[str, Callable[[Any], Any]]:
-    return {
-        key: (to_bool if isinstance(value, bool) else to_int if isinstance(value, int) else lambda raw: raw)
-        for key, value in DEFAULTS.items()
-    }
+    return {key: _validator(key, value) for key, value in DEFAULTS.items()}
 
 
 def _value_hint(key: str, layer: Layer) -> str:
     """How to fix a bad value, and what the hooks do meanwhile (gate.settings keeps the earlier value)."""
     default = DEFAULTS[key]
-    wanted = "true or false" if isinstance(default, bool) else "a whole number, 0 or more"
+    wanted = (" or ".join(CHOICES[key]) if key in CHOICES else "true or false" if isinstance(default, bool)
+              else "a whole number, 0 or more")
     where = f"set GATE_{key.upper()} to {wanted}, or unset it" if layer.path is None else (
         f"in {layer.path}, set {key} to {wanted}, or delete the line"
     )

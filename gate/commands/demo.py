@@ -31,8 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Plays the sample session gate ships (a recorded transcript of a short bug fix, and the store it "
             "starts from) through the real hook process, in a throwaway HOME and GATE_HOME: session-start "
-            "directives, a recall at a topic shift, a gotcha anchored to a file on its first touch, a write-back "
-            "block and what came of it. No model, no network; your own memories and settings are not touched."
+            "directives, a recall at a topic shift, the turn's first change refused until the agent has searched "
+            "memory itself, a gotcha anchored to a file on its first touch, a write-back block and what came of "
+            "it. No model, no network; your own memories and settings are not touched."
         ),
     )
     parser.add_argument("--json", action="store_true", help="every step as JSON")
@@ -86,6 +87,10 @@ def _outcome(step: Step, titles: dict[str, str]) -> str:
     named = "; ".join(f"{i} ({titles.get(i, 'stored in this session')})" for i in step.delivered)
     if step.blocked:
         return "HELD: the write-back gate blocks the end of the turn; the agent is shown:"
+    if step.refused:
+        return "REFUSED once: the turn's first change waits for the agent's own memory search; the agent is shown:"
+    if step.found:
+        return "the agent's own search: the turn's changes may go on"
     if step.delivered and step.event == "SessionStart":
         return f"directives at session start: {named}"
     if step.delivered and step.event == "UserPromptSubmit":
@@ -122,14 +127,21 @@ def _print(demo: Demo) -> None:
                 print(f"    | {piece}")
         if step.ran:
             print(f"    -> the agent stores what the block asked for: `gate remember` ran for real here: {step.ran}")
+        if step.found:
+            print("    -> the agent searches memory in its own words: `gate search` ran for real here:")
+            for line in step.found.splitlines():
+                print(f"    | {_clip(line, WIDTH - 6)}")
     recalls = [i for s in demo.steps if s.event == "UserPromptSubmit" for i in s.delivered]
     gotchas = [i for s in demo.steps if s.event == "PreToolUse" for i in s.delivered]
     blocks = sum(1 for s in demo.steps if s.blocked)
+    refusals = sum(1 for s in demo.steps if s.refused)
+    searches = sum(1 for s in demo.steps if s.found)
     stored = [s.ran for s in demo.steps if s.ran]
-    silent = sum(1 for s in demo.steps if not s.delivered and not s.blocked)
+    silent = sum(1 for s in demo.steps if not s.delivered and not s.blocked and not s.refused)
     print()
     print(
-        f"In short: {len(recalls)} recall ({', '.join(recalls) or 'none'}), {len(gotchas)} gotcha on first touch "
+        f"In short: {len(recalls)} recall ({', '.join(recalls) or 'none'}), {refusals} change refused until "
+        f"{searches} search of the agent's own, {len(gotchas)} gotcha on first touch "
         f"({', '.join(gotchas) or 'none'}), {blocks} block, {len(stored)} memory stored "
         f"({', '.join(stored) or 'none'}); {silent} of {len(demo.steps)} hook runs silent."
     )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
-from gate.memory.search import explain, search
+from gate.memory.search import SearchResult, explain, search
 from gate.rules import load_rules
 
 
@@ -44,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         for disposition in ("BELOW_CLIFF", "OVER_CAP")
     }
     explained = {hit.id: explain(store.index, hit, result.terms, rules) for hit in result.hits} if args.explain else {}
+    found = list(dict.fromkeys([hit.id for hit in result.hits] + [rel.id for rel in result.related]))
     if args.json:
         data = result.to_json()
         for hit in data["hits"]:
@@ -53,26 +56,38 @@ def run(args: argparse.Namespace) -> int:
                 hit["below_cliff"] = True
         data["hidden"] = {"below_cliff": hidden["BELOW_CLIFF"], "over_limit": hidden["OVER_CAP"]}
         print_json(data)
+        _record(args, store.paths.root, found, len(json.dumps(data)))
         return 0
+    lines = _text_lines(result, args.explain, explained, below, hidden, float(cut.get("cliff_ratio", 0.0)))
+    print("\n".join(lines))
+    _record(args, store.paths.root, found, sum(len(line) + 1 for line in lines))
+    return 0
+
+
+def _record(args: argparse.Namespace, root: str, found: list[str], chars: int) -> None:
+    """An agent's own search is delivery (gate/session/agent_search.py); a person's records nothing."""
+    from gate.session import agent_search
+
+    agent_search.record("search", " ".join(args.query), found, str(root), chars=chars)
+
+
+def _text_lines(result: SearchResult, explaining: bool, explained: dict[str, Any], below: set[str],
+                hidden: dict[str, int], ratio: float) -> list[str]:
     if not result.hits:
-        print("no memories match")
-        return 0
-    if args.explain:
-        print(f"terms: {' '.join(result.terms)}")
+        return ["no memories match"]
+    lines = [f"terms: {' '.join(result.terms)}"] if explaining else []
     for hit in result.hits:
         extra = f" (supersedes {', '.join(hit.superseding)})" if hit.superseding else ""
         extra += " [below the cliff]" if hit.id in below else ""
-        print(f"{hit.id} · {hit.record['kind']} · {hit.record['created'][:10]} · {hit.record['title']}{extra}")
-        if args.explain:
-            print(f"  score {hit.score:.3f}: {_matched_line(explained[hit.id])}")
+        lines.append(f"{hit.id} · {hit.record['kind']} · {hit.record['created'][:10]} · {hit.record['title']}{extra}")
+        if explaining:
+            lines.append(f"  score {hit.score:.3f}: {_matched_line(explained[hit.id])}")
     if result.related:
-        print("related:")
+        lines.append("related:")
         for rel in result.related:
-            print(f"  {rel.id} · {rel.record['kind']} · {rel.record['title']}  ({rel.edge} {rel.from_id})")
-    ratio = float(cut.get("cliff_ratio", 0.0))
-    for line in _hidden_lines(hidden["BELOW_CLIFF"], hidden["OVER_CAP"], len(result.hits), ratio):
-        print(line)
-    return 0
+            lines.append(f"  {rel.id} · {rel.record['kind']} · {rel.record['title']}  ({rel.edge} {rel.from_id})")
+    lines += _hidden_lines(hidden["BELOW_CLIFF"], hidden["OVER_CAP"], len(result.hits), ratio)
+    return lines
 
 
 def _hidden_lines(below_cliff: int, over_limit: int, shown: int, ratio: float) -> list[str]:

@@ -44,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
     superseded_by = store.superseded_by(memory.id)
     if args.json:
         print_json({**data, "superseded_by": superseded_by})
+        _record(store, memory.id, len(memory.title) + len(memory.body))
         return 0
+    _record(store, memory.id, len(memory.title) + len(memory.body))
     print(f"{memory.id} · {memory.kind} · {data['status']} · {memory.scope} · by {memory.source} · {memory.created}")
     print(memory.title)
     if memory.body:
@@ -70,6 +72,13 @@ def run(args: argparse.Namespace) -> int:
         print()
         print("\n".join(details))
     return 0
+
+
+def _record(store: Store, memory_id: str, chars: int) -> None:
+    """A memory the agent opens itself is delivered in full (gate/session/agent_search.py)."""
+    from gate.session import agent_search
+
+    agent_search.record("show", memory_id, [memory_id], str(store.paths.root), chars=chars)
 
 
 def changed_fields(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

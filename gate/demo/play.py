@@ -4,7 +4,8 @@ Each hook event of the recording (gate.replay.timeline reads them as Claude Code
 a fresh hook process — the command `gate install` wires for local scope — with the transcript cut where it
 stood when that hook ran, HOME, GATE_HOME and the project all inside the throwaway directory, and none of the
 user's GATE_* settings. When the recorded agent runs `gate remember`, the demo runs it for real, so the
-write-back gate's outcome is a memory in that store. Nothing outside the throwaway directory is read or written
+write-back gate's outcome is a memory in that store; its `gate search` (the search recall asks of it, which the
+first change of the turn waits for) runs for real too. Nothing outside the throwaway directory is read or written
 except the installed code and rules.
 """
 
@@ -58,7 +59,9 @@ class Step:
     delivered: list[str] = field(default_factory=list)  # memory ids the answer carried
     shown: str = ""  # what the agent is shown: additionalContext, or the block reason
     blocked: bool = False
+    refused: bool = False  # the tool call was refused (the search the agent must run comes first)
     ran: str = ""  # the output of a `gate remember` the recorded agent ran, run here for real
+    found: str = ""  # the output of a `gate search` the recorded agent ran, run here for real
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -150,15 +153,17 @@ def _what(event: dict[str, Any], project: Path) -> str:
     return name
 
 
-def _shown(output: str) -> tuple[str, bool]:
-    """What the agent is shown from a hook's stdout, and whether it blocks."""
+def _shown(output: str) -> tuple[str, bool, bool]:
+    """What the agent is shown from a hook's stdout, whether it blocks (a Stop), whether it refuses (a tool call)."""
     if not output.strip():
-        return "", False
+        return "", False, False
     answer = json.loads(output)
     if answer.get("decision") == "block":
-        return str(answer.get("reason", "")), True
+        return str(answer.get("reason", "")), True, False
     specific = answer.get("hookSpecificOutput") or {}
-    return str(specific.get("additionalContext", "")), False
+    if specific.get("permissionDecision") == "deny":
+        return str(specific.get("permissionDecisionReason", "")), False, True
+    return str(specific.get("additionalContext", "")), False, False
 
 
 def _new_lines(path: str, offset: int) -> tuple[list[dict[str, Any]], int]:
@@ -182,6 +187,13 @@ def _run_remember(command: str, env: dict[str, str], project: Path) -> str:
     words = shlex.split(command)
     result = _gate(words[1:], env, project)
     return (result.stdout.strip() or result.stderr.strip()).splitlines()[-1] if (result.stdout or result.stderr) else ""
+
+
+def _run_search(command: str, env: dict[str, str], project: Path) -> str:
+    """The recorded agent's own `gate search …`, run for real against the throwaway store (as the agent's: its
+    hits count as delivered in the session)."""
+    result = _gate(shlex.split(command)[1:], env, project)
+    return result.stdout.strip() or result.stderr.strip()
 
 
 def play(root: Path) -> Demo:
@@ -220,9 +232,9 @@ def play(root: Path) -> Demo:
         errors.extend(json.dumps(f) for f in failures)
         record = records[-1] if records else {}
         try:
-            shown, blocked = _shown(proc.stdout)
+            shown, blocked, refused = _shown(proc.stdout)
         except ValueError:
-            shown, blocked = proc.stdout, False
+            shown, blocked, refused = proc.stdout, False, False
             errors.append(f"step {number}: the hook's stdout is not JSON")
         result = Step(
             number,
@@ -233,9 +245,12 @@ def play(root: Path) -> Demo:
             [str(m) for m in record.get("delivered", [])],
             shown,
             blocked,
+            refused,
         )
         tool_input = step.event.get("tool_input") or {}
         if step.name == "PreToolUse" and str(tool_input.get("command", "")).startswith("gate remember "):
             result.ran = _run_remember(str(tool_input["command"]), env, project)
+        if step.name == "PreToolUse" and str(tool_input.get("command", "")).startswith("gate search "):
+            result.found = _run_search(str(tool_input["command"]), env, project)
         steps.append(result)
     return Demo(root, project, memories, steps, errors)

@@ -57,7 +57,7 @@ class StepResult:
         if self.delivered:
             out["delivered"] = self.delivered
         for key in ("evidence", "evidence_quotes", "signals", "score", "terms", "novelty", "shift", "named_pairs",
-                    "searched", "error",
+                    "searched", "error", "search_asked", "search_first",
                     "agent_id", "agent_type", "spawn"):
             if key in self.extra:
                 out[key] = self.extra[key]

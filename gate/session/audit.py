@@ -34,6 +34,7 @@ _STRUCTURAL = frozenset({
     "session", "project", "transcript", "ts", "event", "gate", "decision", "reason", "delivered", "suppressed",
     "dropped", "chars", "latency_ms", "id", "from", "edge", "disposition", "score", "error", "source",
     "agent_id", "agent_type", "spawned_by", "tool_use_id", "agent_transcript",  # which subagent a record is for
+    "opened",  # the memory ids an agent opened itself
 })
 
 

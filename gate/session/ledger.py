@@ -72,7 +72,16 @@ _FIELDS: dict[str, Any] = {
     # What the session's last blocked or stored fix was about (gate/gates/writeback/fixguard.py): a debugging loop
     # blocks once; later fixes about the same files, commands or names defer to a reminder until the topic changes.
     "writeback_fix_guard": lambda: None,
+    # The search the recall gate asked the agent for in this turn (gate/gates/recall/search_first.py): the
+    # prompt it was asked at, why, and whether the agent has searched, been refused or reminded since. None when
+    # this turn asked for none; every prompt replaces it.
+    "search_request": lambda: None,
+    # The agent's own `gate search` / `gate show` runs in this session, newest last (at most MAX_AGENT_SEARCHES):
+    # what it asked and what came back, which counts as delivered.
+    "agent_searches": list,
 }
+MAX_AGENT_SEARCHES = 50
+AGENT_QUERY_CHARS = 200
 
 
 def _same_kind(value: Any, default: Any) -> bool:
@@ -117,6 +126,8 @@ class Ledger:
     agents: dict[str, dict[str, Any]]
     spawns: dict[str, dict[str, Any]]
     writeback_fix_guard: dict[str, Any] | None
+    search_request: dict[str, Any] | None
+    agent_searches: list[dict[str, Any]]
 
     def __init__(self, session: str, **values: Any) -> None:
         for name, factory in _FIELDS.items():
@@ -137,6 +148,34 @@ class Ledger:
                 self.delivered.append(memory_id)
             self.cooldowns[memory_id] = now
         self.delivered_total += len(ids)
+
+    # --- the search the agent must run (issue 29) ------------------------------------------------------------
+    def ask_search(self, prompt_id: str, reason: str) -> None:
+        """This turn asks the agent for a search of its own before it changes anything."""
+        self.search_request = {"prompt": prompt_id, "reason": reason, "at": round(time.time(), 3),
+                               "searched": False, "refused": False, "reminded": False}
+
+    def open_search_request(self, prompt_id: str) -> dict[str, Any] | None:
+        """This turn's search request while the agent has not searched yet: asked at this prompt (when the event
+        names one — a request left by a prompt whose own hook failed is not this prompt's), else None."""
+        request = self.search_request
+        if request is None or request.get("searched"):
+            return None
+        asked_at = request.get("prompt")
+        return None if prompt_id and asked_at and asked_at != prompt_id else request
+
+    def note_search_seen(self) -> None:
+        """The agent ran `gate search` or `gate show` in this turn (its Bash call was seen)."""
+        if self.search_request is not None:
+            self.search_request["searched"] = True
+
+    def record_agent_search(self, command: str, query: str, found: list[str]) -> None:
+        """What the agent's own search or show returned: delivered, as if a gate had injected it. (Whether it meets
+        the turn's request is PreToolUse's to say: it sees whether the call is the main agent's or a subagent's.)"""
+        self.mark_delivered(found)
+        entry = {"at": round(time.time(), 3), "command": command, "query": query[:AGENT_QUERY_CHARS],
+                 "found": found}
+        self.agent_searches = [*self.agent_searches, entry][-MAX_AGENT_SEARCHES:]
 
     def rearm(self) -> None:
         """A new compaction window: what was delivered before may be delivered again."""

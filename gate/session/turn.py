@@ -243,7 +243,13 @@ class TurnCollector:
         if turn.report:  # a background subagent's report opens the turn: the turn's first text
             turn.assistant_texts.append(turn.report)
         spawns: set[str] = set()
+        # A call a PreToolUse hook refused never ran (the search the agent must run, say): it is neither a run that
+        # failed nor an edit; the call made again after it is the one that counts.
+        refused = {str(block.get("tool_use_id", "")) for kind, block in self.events
+                   if kind == "result" and _refused_by_hook(block)} - {""}
         for seq, (kind, block) in enumerate(reversed(self.events)):
+            if refused and str(block.get("tool_use_id" if kind == "result" else "id", "")) in refused:
+                continue
             if kind == "result":
                 turn.tool_results.append(
                     ToolResult(
@@ -274,6 +280,16 @@ class TurnCollector:
                 if turn.tool_uses[-1].name in _SPAWN_TOOLS:
                     spawns.add(turn.tool_uses[-1].id)
         return turn
+
+
+REFUSED_MARK = " hook error: "  # 2.1.332: "PreToolUse:Edit hook error: <the hook's reason>", is_error true
+
+
+def _refused_by_hook(block: dict[str, Any]) -> bool:
+    if block.get("is_error") is not True:
+        return False
+    head = _result_text(block.get("content"))[:200].split("\n", 1)[0]
+    return head.startswith("PreToolUse:") and REFUSED_MARK in head
 
 
 def subagent_report(text: str) -> str:

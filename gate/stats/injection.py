@@ -72,6 +72,10 @@ def injection_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
         "delivered_at_session_start": sum(
             len(ids(r.get("delivered"))) for r in fires if r.get("event") == "SessionStart"
         ),
+        # what the agent's own `gate search` returned (gate/session/agent_search.py): delivered as a gate's is
+        "delivered_by_agent_search": sum(
+            len(ids(r.get("delivered"))) for r in fires if r.get("gate") == "agent_search"
+        ),
         "indexed": sum(len(ids(r.get("indexed"))) for r in fires),
         "distinct_delivered": len(set(delivered)),
         "chars": chars,

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from gate.session.audit import read_audit
+from gate.stats.agent_search import GATE as AGENT_SEARCH
+from gate.stats.agent_search import agent_search_figures
+from gate.stats.agent_search import render_line as agent_search_line
 from gate.stats.health import failure_figures, latency_figures
 from gate.stats.injection import injection_figures
 from gate.stats.select import Selection, select
@@ -35,6 +38,7 @@ def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict
         "last": records[-1].get("ts") if records else None,
         "injection": injection_figures(main),
         "use": usage_figures(main),
+        "agent_search": agent_search_figures(main),
         "subagents": subagent_figures(records),
         "writeback": writeback,
         "adoption": adoption_figures(writeback, sessions),
@@ -127,19 +131,25 @@ def render_text(report: dict[str, Any]) -> str:
         f"  skipped: {_by_reason(recall['skips_by_reason'])}",
         f"  suppressed by the ledger (already delivered): {suppressed} · dropped at the budget: {dropped}",
     ]
+    searched = agent_search_line(report["agent_search"]) if report.get("agent_search") else None
+    if searched:
+        lines.append(searched)
     start = gates["session_start"]
     if start["evaluations"]:
         lines.append(f"Session start: {_n(start['fires'], 'injection')} ({_by_reason(start['fires_by_reason'])}): "
                      f"{_n(start['delivered'], 'memory', _MEM)} in full, "
                      f"{_n(start.get('indexed', 0), 'index line')}")
     for name, other in gates.items():
-        if name not in ("recall", "session_start"):
+        if name not in ("recall", "session_start", AGENT_SEARCH):  # the agent's searches: a line of their own
             lines.append(f"{name.replace('_', ' ').capitalize()}: {other['fires']} of {other['evaluations']} fired")
     totals = report["injection"]["totals"]
     lines.append(
         f"Delivered: {_n(totals['delivered'], 'memory', _MEM)} ({totals['distinct_delivered']} distinct; "
         f"{totals.get('delivered_at_prompts', 0)} at prompts, {totals.get('delivered_at_session_start', 0)} at "
-        f"session start, besides {_n(totals.get('indexed', 0), 'index line')}), "
+        f"session start, "
+        + (f"{totals['delivered_by_agent_search']} by the agent's searches, "
+           if totals.get("delivered_by_agent_search") else "")
+        + f"besides {_n(totals.get('indexed', 0), 'index line')}), "
         f"{totals['chars']:,} chars ≈ {totals['tokens']:,} tokens "
         f"({totals['chars_per_fire']:,} chars/fire, {totals['chars_per_session']:,} chars/session)"
     )

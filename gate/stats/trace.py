@@ -173,9 +173,12 @@ def evaluation(record: dict[str, Any], title: Titles) -> dict[str, Any]:
         delivered = ids(record.get("delivered"))
         if delivered:
             data["delivered"] = [{"id": i, "title": title(i)} for i in delivered]
-        for key in ("source", "trigger", "chars"):
+        for key in ("source", "trigger", "chars", "query", "search_first"):  # query: the agent's own search
             if key in record:
                 data[key] = record[key]
+        opened = ids(record.get("opened"))
+        if opened:
+            data["opened"] = [{"id": i, "title": title(i)} for i in opened]
     return data
 
 
@@ -312,15 +315,20 @@ def render_text(trace: dict[str, Any]) -> str:
         lines.append("  no evaluation")
     for item in trace["evaluations"]:
         lines.append("")
-        lines.append(
-            f"{item['ts']} {item['event']} → {item['decision']} {item['reason']} · {item['latency_ms']} ms"
-            + _subagent_label(item)
-        )
+        took = f" · {item['latency_ms']} ms" if item.get("latency_ms") is not None else ""  # a hook's, not a command's
+        head = f"{item['ts']} {item['event']} → {item['decision']} {item['reason']}"
+        lines.append(head + took + _subagent_label(item))
+        if item.get("query"):
+            lines.append(f"  the agent searched: {_short(str(item['query']), 70)}")
+        if item.get("search_first"):
+            lines.append(f"  the search asked of the agent: {item['search_first']}")
         if "recall" in item:
             _render_recall(item["recall"], str(item["reason"]), lines)
         elif "stop" in item:
             _render_stop(item["stop"], str(item["reason"]), lines)
-        elif item.get("delivered"):
-            for delivered in item["delivered"]:
+        else:
+            for delivered in item.get("delivered", []):
                 lines.append(f"  delivered: {delivered['id']} {_short(delivered['title'], 70)}")
+            for opened in item.get("opened", []):
+                lines.append(f"  opened: {opened['id']} {_short(opened['title'], 70)}")
     return "\n".join(lines)

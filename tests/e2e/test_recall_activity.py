@@ -48,14 +48,17 @@ def test_a_content_free_answer_receives_the_memory_its_reply_was_about(
 
     run = claude.session([OPENING, "yes, do that"])
     opening, answer = run.turns
-    assert RECALL_MARK not in tail_text(opening.main_requests[0]), "the opening prompt names nothing of it"
+    # The opening names nothing of it: it delivers nothing (its context: below), and — a new topic — asks for the
+    # agent's own search.
+    assert " search WORDS`" in tail_text(opening.main_requests[0])
     shown = tail_text(answer.main_requests[0])
     assert RECALL_MARK in shown and memory_id in shown and WATERFALL_TITLE in shown, shown
 
     contexts = hook_contexts(run.transcript(), "UserPromptSubmit")
-    assert len(contexts) == 1 and memory_id in contexts[0]
+    assert len(contexts) == 2 and memory_id not in contexts[0], "the opening prompt names nothing of it"
+    assert memory_id in contexts[1]
     prompts = _audit(wired, "UserPromptSubmit", run.session_id)
-    assert [r["decision"] for r in prompts] == ["skipped", "fired"], prompts
+    assert [r["decision"] for r in prompts] == ["asked", "fired"], prompts
     # At session start it stood in the index (one line), which does not use up its full delivery now.
     [start] = _audit(wired, "SessionStart", run.session_id)
     assert memory_id in start["indexed"] and memory_id not in start["delivered"]

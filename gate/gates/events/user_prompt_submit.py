@@ -1,5 +1,8 @@
 """UserPromptSubmit (hot path): the recall gate's answer, then the write-back reminder when one is pending.
 
+Every prompt is a new turn: the search the last one asked of the agent is dropped before recall decides whether
+this one asks for one (gate/gates/recall/search_first.py).
+
 The recall gate (gate/gates/recall/fire.py) decides what memory the prompt gets; a reminder of the previous turn
 (gate/gates/writeback/reminder.py) is added to its additional context. A prompt with no reminder pending pays one
 ledger field read for it: the reminder's module is imported only when there is one. A prompt the recall gate
@@ -21,6 +24,7 @@ def handle(ctx: HookContext, ledger: Ledger) -> Outcome:
     if isinstance(prompt, str):  # for the Stop of a turn cut by a compaction: whose prompt it answers
         ledger.writeback_prompt_head = prompt[:PROMPT_HEAD_CHARS]
     compacted = ledger.force_shift == "compaction"  # recall's shift after a compaction is forced, not the user's
+    ledger.search_request = None  # a new turn: the search asked at the last prompt is not this one's to run
     outcome = recall(ctx, ledger)
     if ledger.writeback_fix_guard is not None and outcome.extra.get("shift") and not compacted:
         ledger.writeback_fix_guard = None  # the user moved on: the debugging loop it guarded is over (fixguard)

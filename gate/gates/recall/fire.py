@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.gates.recall import prompt as analysis
-from gate.gates.recall import topic
+from gate.gates.recall import search_first, topic
 from gate.gates.recall.prompt_cues import on_prompt, withheld
 from gate.gates.recall.query import build as build_query
 from gate.memory.cues import named_terms  # (loaded already: the prompt cues read the cue table)
@@ -101,6 +101,11 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     (gate/gates/recall/prompt_cues.py), both reading the one analysis of the prompt."""
     analysed: dict[str, analysis.PromptText] = {}
     outcome = _recall(ctx, ledger, analysed)
+    try:  # where recall fired, it asks for the agent's own search (gate/gates/recall/search_first.py)
+        outcome = search_first.ask(ctx, ledger, outcome)
+    except Exception as error:  # a broken ask must not cost the recall answer; then nothing is refused either
+        ledger.search_request = None
+        outcome.extra["search_first_error"] = type(error).__name__
     try:
         return on_prompt(ctx, ledger, outcome, analysed.get("prompt"))
     except Exception as error:  # a broken cue must not cost the recall answer

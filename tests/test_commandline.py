@@ -1,0 +1,82 @@
+"""Reading a Bash command line for the search the agent must run (gate/commandline.py): which gate subcommands
+it runs, and whether it could change something, by the shipped rules (rules/triggers.toml [search_first])."""
+
+from __future__ import annotations
+
+import pytest
+
+from gate.commandline import read_command
+from gate.rules import load_rules
+
+
+@pytest.fixture(scope="module")
+def rules() -> dict:
+    return load_rules("triggers", None)["search_first"]
+
+
+@pytest.mark.parametrize("command", [
+    "ls -la",
+    "cat src/app.py | head -50",
+    "git status && git diff HEAD~1 -- src/",
+    "git -C ../other log --oneline -5",
+    "grep -rn 'a > b' src/ 2>/dev/null | wc -l",
+    "cd src; ls\npwd",
+    "find . -name '*.py' -newer setup.cfg",
+    "sed -n '1,40p' gate/hook.py",
+    "rg TODO > /dev/null 2>&1 && echo found",
+    "FOO=1 env LANG=C sort data.txt | uniq -c",
+    "(cd docs && ls)",
+    "echo 'a # not a comment' | tr a b",
+    "git",  # its usage
+])
+def test_lines_that_only_read(command: str, rules: dict) -> None:
+    line = read_command(command, rules)
+    assert not line.changes, command
+    assert line.gate_subcommands == []
+
+
+@pytest.mark.parametrize("command", [
+    "rm -rf build",
+    "echo hi > notes.txt",
+    "cat a >> b",
+    "ls && rm x",
+    "ls\nrm x",
+    "sed -i 's/a/b/' f.py",
+    "sed -ni.bak 's/a/b/p' f.py",
+    "sed --in-place=.bak 's/a/b/' f.py",
+    "find . -name '*.pyc' -delete",
+    "find . -exec rm {} +",
+    "git commit -m 'x'",
+    "git checkout -- file",
+    "python -m pytest -q",
+    "npm install",
+    "ls $(rm x)",
+    'echo "$(touch y)"',
+    "echo `date`",
+    "cat <<EOF > out.txt\nhello\nEOF",
+    "echo 'unclosed",
+    "sort -o out.txt in.txt",
+    "sudo ls",
+    "find . | xargs rm",
+    "x" * 9_000,
+])
+def test_lines_that_change_something(command: str, rules: dict) -> None:
+    assert read_command(command, rules).changes, command
+
+
+@pytest.mark.parametrize(("command", "subcommands"), [
+    ("gate search invoice rounding", ["search"]),
+    ("/opt/tools/.venv/bin/gate search 'reserve account' --limit 3", ["search"]),
+    ("'/path with space/gate' show m-123", ["show"]),
+    ("python3 -m gate.cli search billing", ["search"]),
+    ("cd /repo && gate search x && gate show m-1", ["search", "show"]),
+    ("gate remember 'a fact' --kind fix", ["remember"]),
+    ("gate --help", [""]),
+    ("mygate search x", []),
+    ("echo gate search x", []),
+])
+def test_gate_subcommands(command: str, subcommands: list[str], rules: dict) -> None:
+    line = read_command(command, rules)
+    assert line.gate_subcommands == subcommands
+    if subcommands:
+        assert not line.changes, "gate's own commands never count as a change"

@@ -1,0 +1,106 @@
+"""The words a project's prompts use (hot path: standard library only): how many of its prompts used each term.
+
+A term that most of a project's prompts use ("view", "list", the product's name) carries no topic there, however
+rare it is in the store: the recall gate weighs a prompt's terms down by it (rules/recall.toml [prompt_terms]).
+Gate keeps the table as it goes, one small JSON file per project under the state directory:
+
+    {"version": 1, "prompts": N, "terms": {term: prompts that used it}}
+
+Each prompt with content adds its distinct terms once. The table stays small: past MAX_TERMS terms, those used by
+a single prompt are dropped (a word said once is never one that most prompts use). Two sessions writing at once
+may lose one prompt's count: a frequency does not need every prompt. Until the table has counted enough prompts,
+a new project's words are weighed by the store (the terms most memories share, from the cue table).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from gate.paths import ProjectPaths, ensure_private_dir, replace_file
+
+TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+VERSION = 1
+MAX_TERMS = 4000
+
+
+def table_file(paths: ProjectPaths) -> str:
+    return os.path.join(paths.dirs.state, "prompt-terms", f"{paths.key}.json")
+
+
+class PromptTerms:
+    """One project's table of prompt terms, read once per hook run."""
+
+    __slots__ = ("path", "prompts", "terms")
+
+    def __init__(self, path: str, prompts: int = 0, terms: dict[str, int] | None = None) -> None:
+        self.path = path
+        self.prompts = prompts
+        self.terms: dict[str, int] = terms or {}
+
+    @classmethod
+    def load(cls, paths: ProjectPaths) -> PromptTerms:
+        path = table_file(paths)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            return cls(path)
+        if not isinstance(data, dict) or data.get("version") != VERSION:
+            return cls(path)
+        prompts, terms = data.get("prompts"), data.get("terms")
+        if not isinstance(prompts, int) or not isinstance(terms, dict):
+            return cls(path)
+        return cls(path, prompts, {t: n for t, n in terms.items() if isinstance(n, int)})
+
+    def share(self, term: str) -> float:
+        return self.terms.get(term, 0) / self.prompts if self.prompts else 0.0
+
+    def add(self, prompt_terms: Iterable[str]) -> None:
+        """Count one prompt's terms (each once) and write the table back."""
+        distinct = set(prompt_terms)
+        if not distinct:
+            return
+        self.prompts += 1
+        for term in distinct:
+            self.terms[term] = self.terms.get(term, 0) + 1
+        if len(self.terms) > MAX_TERMS:
+            self.terms = {t: n for t, n in self.terms.items() if n > 1}
+        ensure_private_dir(os.path.dirname(self.path))
+        replace_file(self.path, json.dumps({"version": VERSION, "prompts": self.prompts, "terms": self.terms},
+                                           ensure_ascii=False, separators=(",", ":")))
+
+
+def damping(share: float, rules: Mapping[str, Any]) -> float:
+    """The weight factor of a term used by `share` of the project's prompts: 1 up to `common_share`, then falling
+    with the log of the share (a term in twice that share weighs log(1/2s)/log(1/s) of its weight), never below
+    `least_weight`."""
+    start = float(rules.get("common_share", 0.2))
+    least = float(rules.get("least_weight", 0.2))
+    if share <= start or not 0 < start < 1:
+        return 1.0
+    return max(least, math.log(1 / share) / math.log(1 / start))
+
+
+def weights(
+    terms: Iterable[str], table: PromptTerms, common: Iterable[str], rules: Mapping[str, Any]
+) -> dict[str, float]:
+    """term -> factor (< 1 only) for the terms that say little in this project: by the prompts' table once it
+    has counted `min_prompts` prompts, else the store's most shared terms (`common`) at `store_weight`."""
+    out: dict[str, float] = {}
+    if table.prompts >= int(rules.get("min_prompts", 30)):
+        for term in terms:
+            factor = damping(table.share(term), rules)
+            if factor < 1:
+                out[term] = factor
+        return out
+    store_weight = float(rules.get("store_weight", 1.0))
+    if store_weight < 1:
+        shared = set(common)
+        out.update((term, store_weight) for term in terms if term in shared)
+    return out

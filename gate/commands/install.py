@@ -4,6 +4,7 @@ ones its messages tell the agent to run) without an approval prompt, keeping eve
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 from gate import render
@@ -85,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
         _write_launcher(python, dry_run=False, quiet_if_unchanged=True)  # install.sh wrote it a moment ago
     for note in plan.notes:
         print(note, file=sys.stderr)
-    print(f"check it with: {render.gate_command()} doctor", file=sys.stderr)  # a path that works without PATH
+    # a path that works without PATH, and the project by name: run in another directory (install.sh's checkout),
+    # a bare `gate doctor` checks that directory and suggests wiring it
+    print(f"check it with: {render.gate_command()} doctor --project {shlex.quote(str(root))}", file=sys.stderr)
     return 0
 
 

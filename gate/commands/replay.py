@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from gate.commands._common import add_json_option, add_project_option, print_json
 from gate.errors import GateError
@@ -85,6 +86,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         transcripts = find_transcripts(args.transcripts, args.dir, project)
     replay = replay_all(transcripts, project, overlay, labels, queries=queries)
+    failed = 1 if replay.unreadable else 0  # a transcript that could not be read: the figures lack it
+    for transcript, why in replay.unreadable.items():
+        print(f"gate: error: could not read {transcript}: {why}", file=sys.stderr)
+    if failed:
+        print("hint: name Claude Code session files (~/.claude/projects/…/SESSION.jsonl) or a folder of them "
+              "(--dir DIR); the figures above leave the unread ones out", file=sys.stderr)
 
     if compared is not None:
         after = replay_all(transcripts, project, compared, labels, timelines=replay.timelines())
@@ -93,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             print_json(data)
         else:
             print("\n".join(render_compare(data, args.compare)))
-        return 0
+        return failed
 
     data = replay_json(replay, detail=not args.quiet, steps=args.steps)
     if labels is not None:
@@ -104,9 +111,9 @@ def run(args: argparse.Namespace) -> int:
             data["scores"]["queries"] = score_queries(labels, replay.runs, queries)
     if args.json:
         print_json(data)
-        return 0
+        return failed
     lines = render_replay(data)
     if labels is not None:
         lines += render_scores(data["scores"], show_wrong=not args.quiet)
     print("\n".join(lines))
-    return 0
+    return failed

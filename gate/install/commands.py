@@ -58,6 +58,15 @@ def plan_install(scope: str, root: Path, python: str, hooks: bool = True) -> Pla
     """The hooks and the allow rules for gate's own commands; `hooks=False`: the rules alone (the plugin wires
     the hooks, and cannot add permission rules itself)."""
     path = files.settings_path(scope, root)
+    user = files.settings_path("user", root)
+    if scope != "user" and os.path.realpath(path) == os.path.realpath(user):
+        # the home directory as the project: its .claude/settings.json is the user settings, read by every project
+        raise GateError(
+            f"{root} is your home directory: its {path.relative_to(root)} is your user settings, which every "
+            f"project reads, not {scope} scope; nothing was written",
+            hint="run it in your project's directory or name it (gate install --project DIR); to gate every "
+            "project on purpose: gate install --scope user",
+        )
     before = files.read_text(path)
     if before is not None and before.strip():
         files.check_json(path, before)
@@ -80,7 +89,7 @@ def plan_install(scope: str, root: Path, python: str, hooks: bool = True) -> Pla
         return plan
     if importlib.util.find_spec("gate.hook") is None:
         plan.notes.append("warning: gate.hook is missing from this installation; the hooks will fail until it is")
-    if scope == "project":
+    if scope == "project" and plan.changes:  # said once, when the file is written, not on every re-run
         plan.notes.append(
             f"note: commit {path.name}; on a teammate's machine without gate its hooks do nothing (exit 0, one line "
             "on stderr saying how to set gate up), and once they have set gate up it works for them as is"

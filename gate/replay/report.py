@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gate.render import counted
 from gate.replay.engine import SessionRun, StepResult
 from gate.replay.run import Replay, skipped_lines
 
@@ -53,8 +54,9 @@ def replay_json(replay: Replay, detail: bool = True, steps: bool = False) -> dic
 
 def _counts(item: dict[str, Any]) -> str:
     return (
-        f"{item['prompts']} prompts, {item['fires']} fires, {item['delivered']} memories delivered, "
-        f"{item['turns_ended']} turns ended, {item['blocks']} blocks"
+        f"{counted(item['prompts'], 'prompt')}, {counted(item['fires'], 'fire')}, "
+        f"{counted(item['delivered'], 'memory', 'memories')} delivered, {counted(item['turns_ended'], 'turn')} ended, "
+        f"{counted(item['blocks'], 'block')}"
         + (f", {item['failed_open']} failed open" if item.get("failed_open") else "")
     )
 
@@ -79,7 +81,7 @@ def render_replay(data: dict[str, Any]) -> list[str]:
             lines.append(f"  step  line {step['line']:>6} {step['event']:<17} {step['decision']:<8} {step['reason']}"
                          + delivered)
     total = data["total"]
-    lines.append(f"total: {total['sessions']} sessions, {_counts(total)}")
+    lines.append(f"total: {counted(total['sessions'], 'session')}, {_counts(total)}")
     skipped = total["skipped"]
     lines.append(
         "lines skipped: " + (", ".join(f"{n} {cause}" for cause, n in skipped.items()) if skipped else "none")

@@ -2,7 +2,9 @@
 plugin (plugin), each hook run once for real (hooks), the store (store), the config (config), the rules
 (rules), a mute in force (mute), recent hook failures (errors), the allow rules for gate's own commands
 (permissions), other memory tools (competition) and PATH (path). It informs; it changes nothing (except
-starting the plugin's first-use setup, which running its hook does by design)."""
+starting the plugin's first-use setup, which running its hook does by design). Supersession cycles
+(supersession) are looked for among the stores' links.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from gate.install.diagnose.permissions import permission_rules
 from gate.install.diagnose.plugin import plugin_wiring
 from gate.install.diagnose.rules import rules_health
 from gate.install.diagnose.store import store_health
+from gate.install.diagnose.supersession import supersession_cycles
 
 __all__ = ["Check", "as_json", "clear_errors", "diagnose"]
 
@@ -39,6 +42,7 @@ def diagnose(root: Path, run: bool = True) -> list[Check]:
     if run:
         checks += run_hooks(wired, root)
     checks += store_health(root)
+    checks += supersession_cycles(root)
     checks += config_health(root)
     checks += rules_health(root)
     checks += permission_rules(settings, root)

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from test_hooks import audit, event
+
+from gate.memory.model import Memory
+from gate.memory.store import Store
 from gate.pasted import searchable
 from gate.rules import load_rules
 
@@ -51,3 +57,18 @@ def test_a_long_prompt_that_is_no_log_is_searched_whole() -> None:
     short = "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: no"
     assert searchable(short, load_rules("text")) == short  # too short to be a pasted log worth cutting
     assert searchable(TRACEBACK, {"pasted_log": {"enabled": False}}) == TRACEBACK
+
+
+def test_the_recall_gate_searches_a_pasted_traceback_by_its_error(project: Path, hook) -> None:
+    store = Store.for_cwd(str(project))
+    store.remember(Memory(id="m-header", kind="gotcha", title="Bank CSV exports use 'amount;currency' headers",
+                          body="The importer expects commas; ValueError bad header means a semicolon export"))
+    store.remember(Memory(id="m-heartbeat", kind="finding",
+                          title="The scheduler heartbeat drains the worker pool on shutdown"))
+    for number in range(6):
+        store.remember(Memory(id=f"m-filler-{number}", kind="finding", title=f"Filler fact {number} about docs"))
+    out, code = hook(event(project, "UserPromptSubmit", prompt=TRACEBACK))
+    assert code == 0
+    record = audit()[-1]
+    assert "m-heartbeat" not in record.get("delivered", [])
+    assert "heartbeat" not in record["query"]["prompt"] and "header" in record["query"]["prompt"]

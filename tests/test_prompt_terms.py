@@ -51,3 +51,18 @@ def test_the_table_stays_small(project: Path) -> None:
     table = PromptTerms(str(project / "t.json"), 1, {f"once{i}": 1 for i in range(MAX_TERMS)} | {"twice": 2})
     table.add(["fresh"])
     assert len(table.terms) <= MAX_TERMS and table.terms["twice"] == 2
+
+
+def test_the_recall_gate_counts_the_prompts_and_damps_what_most_of_them_say(project: Path, hook) -> None:
+    from test_hooks import audit, event
+
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "recall.toml").write_text("[prompt_terms]\nmin_prompts = 4\n")
+    for topic in ["invoice totals", "refund emails", "tax rounding", "login banner"]:
+        hook(event(project, "UserPromptSubmit", prompt=f"in the portal, fix the {topic} please"))
+    table = PromptTerms.load(ProjectPaths.for_cwd(str(project)))
+    assert table.prompts == 4 and table.terms["portal"] == 4
+    hook(event(project, "UserPromptSubmit", prompt="in the portal, the shipping labels print blank"))
+    damped = audit()[-1]["damped"]
+    assert "portal" in damped and "ship" not in damped and "label" not in damped

@@ -116,6 +116,33 @@ def _noise(ctx: HookContext, pairs: PairFilter | None) -> frozenset[str]:
     return noise | pairs.common if pairs is not None else noise
 
 
+def _weigh_by_prompts(
+    ctx: HookContext, query: Activity, count: bool, pairs: PairFilter | None,
+    recall_rules: dict[str, Any], extra: dict[str, Any],
+) -> None:
+    """Weigh the prompt's terms down by how many of the project's prompts use them (rules/recall.toml
+    [prompt_terms]), then count this prompt in the table."""
+    conf = recall_rules.get("prompt_terms", {})
+    if not conf.get("enabled", True) or not query.prompt_terms:
+        return
+    from gate.session import prompt_terms
+
+    try:
+        table = prompt_terms.PromptTerms.load(ctx.paths)
+        common = pairs.common if pairs is not None else ()
+        factors = prompt_terms.weights(query.prompt_terms, table, common, conf)
+        for term, factor in factors.items():
+            if term in query.weights:
+                query.weights[term] *= factor
+        if factors:
+            query.weights = dict(sorted(query.weights.items(), key=lambda tw: -tw[1]))
+            extra["damped"] = sorted(factors)[:12]
+        if count:
+            table.add(query.prompt_terms)
+    except OSError as error:  # the table is a refinement: without it the query stands as built
+        extra["prompt_terms_error"] = type(error).__name__
+
+
 def _last_reply(texts: list[str], chars: int) -> str:
     """The end of what the assistant wrote last: the reply a prompt answers."""
     text = ""
@@ -155,6 +182,7 @@ def _recall(ctx: HookContext, ledger: Ledger, analysed_out: dict[str, analysis.P
     extra: dict[str, Any] = {"novelty": verdict.novelty, "terms": verdict.terms, "shift": verdict.shift}
     reply = _last_reply(previous.assistant_texts, int(_num(query_rules, "reply_chars", 4000)))
     query = build_query(analysed, reply, touched, query_rules, rules, analysed.noise)
+    _weigh_by_prompts(ctx, query, kind is None and not query.content_free, pairs, recall_rules, extra)
     extra["query"] = query.to_json()
     if not query.weights:
         return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall", extra=extra)

@@ -66,3 +66,29 @@ def test_the_recall_gate_counts_the_prompts_and_damps_what_most_of_them_say(proj
     hook(event(project, "UserPromptSubmit", prompt="in the portal, the shipping labels print blank"))
     damped = audit()[-1]["damped"]
     assert "portal" in damped and "ship" not in damped and "label" not in damped
+
+
+def test_a_long_prompt_the_project_sends_word_for_word_again_and_again_is_not_searched(project: Path, hook) -> None:
+    from test_hooks import audit, event
+
+    from gate.memory.model import Memory
+    from gate.memory.store import Store
+
+    store = Store.for_cwd(str(project))
+    store.remember(Memory(id="m-observe", kind="finding", title="Observation patterns go to the instincts folder"))
+    scripted = ("Read the observations file and identify patterns; if you find three occurrences of one pattern "
+                "create an instinct file following the observer format")
+    reasons = []
+    for session in ("s-1", "s-2", "s-3", "s-4"):
+        hook(event(project, "UserPromptSubmit", session=session, prompt=scripted))
+        reasons.append(audit()[-1]["reason"])
+    assert "SKIP_SCRIPTED_PROMPT" not in reasons[:2] and reasons[2:] == ["SKIP_SCRIPTED_PROMPT"] * 2
+    hook(event(project, "UserPromptSubmit", session="s-5", prompt="identify patterns in the observations file"))
+    assert audit()[-1]["reason"] != "SKIP_SCRIPTED_PROMPT"  # the user's own words about it are searched
+
+
+def test_the_fingerprint_ignores_spacing_and_case() -> None:
+    from gate.session.prompt_terms import fingerprint
+
+    assert fingerprint("Run  the\nobserver") == fingerprint("run the observer")
+    assert fingerprint("run the observer") != fingerprint("run the observers")

@@ -4,12 +4,15 @@ A term that most of a project's prompts use ("view", "list", the product's name)
 rare it is in the store: the recall gate weighs a prompt's terms down by it (rules/recall.toml [prompt_terms]).
 Gate keeps the table as it goes, one small JSON file per project under the state directory:
 
-    {"version": 1, "prompts": N, "terms": {term: prompts that used it}}
+    {"version": 1, "prompts": N, "terms": {term: prompts that used it}, "repeats": {fingerprint: times seen}}
 
 Each prompt with content adds its distinct terms once. The table stays small: past MAX_TERMS terms, those used by
 a single prompt are dropped (a word said once is never one that most prompts use). Two sessions writing at once
 may lose one prompt's count: a frequency does not need every prompt. Until the table has counted enough prompts,
 a new project's words are weighed by the store (the terms most memories share, from the cue table).
+
+A long prompt the project has sent word for word several times before is a program's (an observer loop, a
+scheduled job), not a request: `repeats` counts each prompt's fingerprint (the last MAX_REPEATS kept).
 """
 
 from __future__ import annotations
@@ -27,6 +30,14 @@ if TYPE_CHECKING:
 
 VERSION = 1
 MAX_TERMS = 4000
+MAX_REPEATS = 500
+
+
+def fingerprint(prompt: str) -> str:
+    import zlib
+
+    flat = " ".join(prompt.split()).lower()
+    return f"{zlib.crc32(flat.encode('utf-8', 'surrogateescape')):08x}{len(flat):x}"
 
 
 def table_file(paths: ProjectPaths) -> str:
@@ -36,12 +47,15 @@ def table_file(paths: ProjectPaths) -> str:
 class PromptTerms:
     """One project's table of prompt terms, read once per hook run."""
 
-    __slots__ = ("path", "prompts", "terms")
+    __slots__ = ("path", "prompts", "repeats", "terms")
 
-    def __init__(self, path: str, prompts: int = 0, terms: dict[str, int] | None = None) -> None:
+    def __init__(
+        self, path: str, prompts: int = 0, terms: dict[str, int] | None = None, repeats: dict[str, int] | None = None
+    ) -> None:
         self.path = path
         self.prompts = prompts
         self.terms: dict[str, int] = terms or {}
+        self.repeats: dict[str, int] = repeats or {}
 
     @classmethod
     def load(cls, paths: ProjectPaths) -> PromptTerms:
@@ -53,16 +67,21 @@ class PromptTerms:
             return cls(path)
         if not isinstance(data, dict) or data.get("version") != VERSION:
             return cls(path)
-        prompts, terms = data.get("prompts"), data.get("terms")
-        if not isinstance(prompts, int) or not isinstance(terms, dict):
+        prompts, terms, repeats = data.get("prompts"), data.get("terms"), data.get("repeats", {})
+        if not isinstance(prompts, int) or not isinstance(terms, dict) or not isinstance(repeats, dict):
             return cls(path)
-        return cls(path, prompts, {t: n for t, n in terms.items() if isinstance(n, int)})
+        return cls(path, prompts, {t: n for t, n in terms.items() if isinstance(n, int)},
+                   {f: n for f, n in repeats.items() if isinstance(n, int)})
+
+    def seen(self, prompt: str) -> int:
+        """How many times before the project sent this prompt, word for word."""
+        return self.repeats.get(fingerprint(prompt), 0)
 
     def share(self, term: str) -> float:
         return self.terms.get(term, 0) / self.prompts if self.prompts else 0.0
 
-    def add(self, prompt_terms: Iterable[str]) -> None:
-        """Count one prompt's terms (each once) and write the table back."""
+    def add(self, prompt_terms: Iterable[str], prompt: str = "") -> None:
+        """Count one prompt's terms (each once) and its fingerprint, and write the table back."""
         distinct = set(prompt_terms)
         if not distinct:
             return
@@ -71,9 +90,14 @@ class PromptTerms:
             self.terms[term] = self.terms.get(term, 0) + 1
         if len(self.terms) > MAX_TERMS:
             self.terms = {t: n for t, n in self.terms.items() if n > 1}
+        if prompt:
+            key = fingerprint(prompt)
+            self.repeats[key] = self.repeats.pop(key, 0) + 1  # last seen last: the oldest go first
+            if len(self.repeats) > MAX_REPEATS:
+                self.repeats = dict(list(self.repeats.items())[-MAX_REPEATS:])
         ensure_private_dir(os.path.dirname(self.path))
-        replace_file(self.path, json.dumps({"version": VERSION, "prompts": self.prompts, "terms": self.terms},
-                                           ensure_ascii=False, separators=(",", ":")))
+        data = {"version": VERSION, "prompts": self.prompts, "terms": self.terms, "repeats": self.repeats}
+        replace_file(self.path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
 def damping(share: float, rules: Mapping[str, Any]) -> float:

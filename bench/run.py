@@ -306,6 +306,12 @@ def build_store(size: int, opts: Options, work: Path, gate: Gate) -> Store:
         home=base / "home",
     )
     store.project.mkdir()
+    # Each run of the shift prompt is a new session sending it word for word: to the recall gate that is a
+    # program's prompt, not searched (rules/recall.toml [prompt_terms] scripted_after). The bench measures the
+    # search, so its project turns that rule off.
+    rules = store.project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "recall.toml").write_text("[prompt_terms]\nscripted_after = 0\n", encoding="utf-8")
     nbytes = write_jsonl(memories, store.jsonl)
     write_markdown_dir(memories, store.markdown)
     build_fts5(memories, store.fts5)

@@ -287,22 +287,28 @@ def search(
     if mean_std is not None:
         for hit in ordered:
             hit.z = standardise(hit.score, mean_std)
-    hits: list[Hit] = []
+    eligible: list[Hit] = []
+    below_cliff: list[Hit] = []
+    passed: dict[str, str] = {}
     for hit in ordered:
         if hit.score < float(cut.get("min_score", 0.0)):
-            disposition = "BELOW_FLOOR"
+            passed[hit.id] = "BELOW_FLOOR"
         elif min_z is not None and hit.z < min_z:
-            disposition = "BELOW_Z"
-        elif hit.score < cliff:
-            disposition = "BELOW_CLIFF"
+            passed[hit.id] = "BELOW_Z"
         elif hit.id in exclude:
-            disposition = "ALREADY_DELIVERED"
-        elif len(hits) >= max_hits:
-            disposition = "OVER_CAP"
+            passed[hit.id] = "ALREADY_DELIVERED"
+        elif hit.score < cliff:
+            passed[hit.id] = "BELOW_CLIFF"
+            below_cliff.append(hit)
         else:
-            disposition = "ADMITTED"
-            hits.append(hit)
-        candidates.append(Candidate(hit.id, hit.record["title"], hit.score, disposition,
+            eligible.append(hit)
+    # The cap reads the eligible hits in an order where restatements of one fact do not come first; a hit
+    # below the cliff that says something else may take a restatement's place.
+    hits = diversify(eligible, rules.get("diversity", {}), below_cliff)[:max_hits]
+    for hit in hits:
+        passed[hit.id] = "ADMITTED"
+    for hit in ordered:
+        candidates.append(Candidate(hit.id, hit.record["title"], hit.score, passed.get(hit.id, "OVER_CAP"),
                                     z=hit.z if mean_std is not None else None))
     for hit in hits:  # the admitted few only: analysing every candidate's body cost a hook milliseconds
         record = hit.record
@@ -311,6 +317,45 @@ def search(
         hit.matched = [t for t in terms if t in present]
     appendix = related_appendix(index, hits, rules, exclude) if related and hits else []
     return SearchResult(terms, hits, appendix, candidates, top, cliff, mean_std)
+
+
+def _fact_terms(record: dict[str, Any]) -> set[str]:
+    """The terms of what a memory says: its title and tags (the fact; the body is its why and where)."""
+    return set(text_terms(f"{record['title']} {' '.join(record.get('tags', []))}"))
+
+
+def _dice(a: set[str], b: set[str]) -> float:
+    return 2 * len(a & b) / (len(a) + len(b)) if a and b else 0.0
+
+
+def diversify(ordered: list[Hit], conf: dict[str, Any], reserve: list[Hit] | None = None) -> list[Hit]:
+    """Ranked hits re-ordered so that restatements of one fact do not crowd the first places: a hit whose fact
+    is at least `similarity` alike (Dice over title and tag terms) to `restatements` hits placed before it
+    waits behind the hits that say something else, and behind as many of `reserve` (hits that ranked lower:
+    below the relevance cliff) as there are restatements waiting — the reserve hits unlike what was placed
+    (rules/search.toml [diversity]). Scores are untouched: only the order the cap reads changes."""
+    most = int(conf.get("restatements", 0))
+    if most <= 0 or len(ordered) <= most:
+        return ordered
+    threshold = float(conf.get("similarity", 0.6))
+    window = int(conf.get("window", 12))  # only the first few can be read; the rest keep their order
+    head, tail = ordered[:window], ordered[window:]
+    placed: list[tuple[Hit, set[str]]] = []
+    waiting: list[Hit] = []
+    for hit in head:
+        fact = _fact_terms(hit.record)
+        if sum(1 for _, other in placed if _dice(fact, other) >= threshold) >= most:
+            waiting.append(hit)
+        else:
+            placed.append((hit, fact))
+    instead: list[Hit] = []
+    for hit in (reserve or [])[:window]:
+        if len(instead) >= len(waiting):
+            break
+        fact = _fact_terms(hit.record)
+        if not any(_dice(fact, other) >= threshold for _, other in placed):
+            instead.append(hit)
+    return [hit for hit, _ in placed] + instead + waiting + tail
 
 
 def field_boosts(rules: dict[str, Any]) -> dict[str, float]:

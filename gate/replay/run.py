@@ -93,12 +93,18 @@ def replay_all(
                 paths_for, replay.store_ids = sandbox.build(scratch, labels.stores)
                 empty = ProjectPaths.for_cwd(_empty_project(scratch))
                 settings = load_settings(empty.root)
-                for timeline in timelines:
+                runs: dict[str, SessionRun] = {}
+                carried: dict[str, str] = {}  # store file -> the prompt table its last replayed session left
+                for timeline in _by_project_in_time(timelines, labels.stores):
                     paths = paths_for.get(timeline.path, empty)
-                    replay.runs[timeline.path] = replay_timeline(
+                    store_file = labels.stores.get(timeline.path, "")
+                    _carry_prompt_table(carried.get(store_file), paths)
+                    runs[timeline.path] = replay_timeline(
                         timeline, paths, settings, rules_overlay, by_transcript.get(timeline.path), agent_search
                     )
+                    carried[store_file] = prompt_table(paths)
                     replay.store_ids.setdefault(timeline.path, set())
+                replay.runs = {t.path: runs[t.path] for t in timelines}  # reported in the order given
             return replay
         from gate.memory.index import MemoryIndex
 
@@ -111,6 +117,34 @@ def replay_all(
                     timeline, sandboxed, settings, rules_overlay, by_transcript.get(timeline.path), agent_search
                 )
     return replay
+
+
+def _by_project_in_time(timelines: list[Timeline], stores: dict[str, str]) -> list[Timeline]:
+    """The sessions of each store's project in the order they began: what one session's prompts taught the
+    prompt table (gate/session/prompt_terms.py) reaches the sessions after it, as it would have live."""
+    from gate.replay.sandbox import session_start
+
+    return sorted(timelines, key=lambda t: (stores.get(t.path, ""), session_start(t.path), t.path))
+
+
+def prompt_table(paths: ProjectPaths) -> str:
+    from gate.session.prompt_terms import table_file
+
+    return table_file(paths)
+
+
+def _carry_prompt_table(source: str | None, paths: ProjectPaths) -> None:
+    """Each replayed session has a project of its own (its store as it was then); the prompt table is the real
+    project's, so the session starts from the one its project's previous session left."""
+    if not source or not os.path.exists(source):
+        return
+    import shutil
+
+    target = prompt_table(paths)
+    if os.path.abspath(target) == os.path.abspath(source):
+        return  # the sessions without a store share one project, and so its table
+    os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+    shutil.copyfile(source, target)
 
 
 def _empty_project(home: str) -> str:

@@ -74,6 +74,7 @@ _REASON_WORDS = {
     "FIRED_AFTER_COMPACTION": "after compaction",
     "SKIP_TRIVIAL_PROMPT": "trivial",
     "SKIP_NO_SHIFT": "no shift",
+    "SKIP_SCRIPTED_PROMPT": "scripted prompt",
     "SKIP_NO_HITS": "no hits",
     "SKIP_NO_INDEX": "no index",
     "SKIP_MUTED": "muted",

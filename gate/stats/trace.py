@@ -211,6 +211,7 @@ NO_SEARCH = {
     "SKIP_MUTED": "the gate is muted or off",
     "SKIP_TRIVIAL_PROMPT": "a trivial prompt (an acknowledgement) has no topic",
     "SKIP_NO_SHIFT": "the prompt continues the current topic",
+    "SKIP_SCRIPTED_PROMPT": "the project sent this prompt word for word before: a program's, not a request",
     "SKIP_NO_INDEX": "there is no index to search yet",
 }
 STOP_VERDICTS = {

@@ -121,6 +121,40 @@ def _noise(ctx: HookContext, pairs: PairFilter | None) -> frozenset[str]:
     return noise | pairs.common if pairs is not None else noise
 
 
+def _weigh_by_prompts(
+    ctx: HookContext, query: Activity, count: bool, pairs: PairFilter | None,
+    recall_rules: dict[str, Any], extra: dict[str, Any], prompt: str = "",
+) -> bool:
+    """Weigh the prompt's terms down by how many of the project's prompts use them (rules/recall.toml
+    [prompt_terms]), then count this prompt in the table. True for a scripted prompt: one of at least
+    scripted_min_terms terms the project has sent word for word scripted_after times before."""
+    conf = recall_rules.get("prompt_terms", {})
+    if not conf.get("enabled", True) or not query.prompt_terms:
+        return False
+    from gate.session import prompt_terms
+
+    repeated = False
+
+    try:
+        table = prompt_terms.PromptTerms.load(ctx.paths)
+        common = pairs.common if pairs is not None else ()
+        factors = prompt_terms.weights(query.prompt_terms, table, common, conf)
+        for term, factor in factors.items():
+            if term in query.weights:
+                query.weights[term] *= factor
+        if factors:
+            query.weights = dict(sorted(query.weights.items(), key=lambda tw: -tw[1]))
+            extra["damped"] = sorted(factors)[:12]
+        after = int(_num(conf, "scripted_after", 0))
+        if after > 0 and len(query.prompt_terms) >= int(_num(conf, "scripted_min_terms", 8)):
+            repeated = table.seen(prompt) >= after
+        if count:
+            table.add(query.prompt_terms, prompt)
+    except OSError as error:  # the table is a refinement: without it the query stands as built
+        extra["prompt_terms_error"] = type(error).__name__
+    return repeated
+
+
 def _last_reply(texts: list[str], chars: int) -> str:
     """The end of what the assistant wrote last: the reply a prompt answers."""
     text = ""
@@ -160,7 +194,11 @@ def _recall(ctx: HookContext, ledger: Ledger, analysed_out: dict[str, analysis.P
     extra: dict[str, Any] = {"novelty": verdict.novelty, "terms": verdict.terms, "shift": verdict.shift}
     reply = _last_reply(previous.assistant_texts, int(_num(query_rules, "reply_chars", 4000)))
     query = build_query(analysed, reply, touched, query_rules, rules, analysed.noise)
+    repeated = _weigh_by_prompts(ctx, query, kind is None and not query.content_free, pairs, recall_rules, extra,
+                                 prompt)
     extra["query"] = query.to_json()
+    if repeated:
+        return Outcome("skipped", "SKIP_SCRIPTED_PROMPT", gate="recall", extra=extra)
     if not query.weights:
         return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall", extra=extra)
     fire_rules = recall_rules.get("fire", {})

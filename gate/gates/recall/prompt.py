@@ -157,8 +157,14 @@ def _prompt_terms(prompt: str, rules: Rules, noise: frozenset[str] = frozenset()
 
 
 def _cut_prompt(prompt: str, rules: Rules) -> str:
-    """The prompt as its terms are read: at most max_prompt_chars, pasted paths cut to their last components."""
+    """The prompt as its terms are read: at most max_prompt_chars, a pasted log by its error lines
+    (gate/pasted.py), pasted paths cut to their last components."""
     limit = int(rule_number(rules, "shift", "max_prompt_chars", 6000))
+    if "\n" in prompt:
+        from gate.pasted import searchable
+        from gate.rules import load_rules
+
+        prompt = searchable(prompt, load_rules("text"))
     return without_long_paths(prompt[:limit], int(rule_number(rules, "files", "components", 3)))
 
 

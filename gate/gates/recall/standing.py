@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.gates.delivery.anchors import at_session_start, cue_items, provenance_note
-from gate.render import budget_chars, fit, gate_command, index_line
+from gate.render import HARD_LIMIT_CHARS, budget_chars, fit, gate_command, index_line
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
 
@@ -47,19 +47,34 @@ def standing_memories(ctx: HookContext) -> tuple[list[dict], list[dict]]:
     return standing, _of_kind(ctx, "task")
 
 
-def index_tier(ctx: HookContext, shown: set[str]) -> list[dict]:
-    """The memories of the index tier, in order: rules/recall.toml [index] kinds first to last, newest first
-    within a kind, at most max_lines, none already shown in full."""
+def index_tier(ctx: HookContext, shown: set[str]) -> tuple[list[dict], int]:
+    """The memories of the index tier, in order — the environment's facts first (where it runs, which database,
+    how to upgrade: rules/recall.toml [index] environment), then the kinds first to last, newest first within
+    a kind — at most max_lines, none already shown in full; and how many more there were."""
     conf = ctx.rules("recall").get("index", {})
     if not conf.get("enabled", True) or not ctx.index.exists():
-        return []
+        return [], 0
     most = int(conf.get("max_lines", 20))
-    picked: list[dict] = []
-    for kind in conf.get("kinds", []):
-        if len(picked) >= most:
-            break
-        picked += [r for r in _of_kind(ctx, str(kind)) if r["id"] not in shown][: most - len(picked)]
-    return picked
+    candidates = [r for kind in conf.get("kinds", []) for r in _of_kind(ctx, str(kind)) if r["id"] not in shown]
+    environment = _environment_words(tuple(conf.get("environment", [])))
+    if environment:
+        first = [r for r in candidates if _about_environment(r, environment)]
+        ids = {r["id"] for r in first}
+        candidates = first + [r for r in candidates if r["id"] not in ids]
+    return candidates[:most], max(0, len(candidates) - most)
+
+
+def _environment_words(words: tuple[str, ...]) -> frozenset[str]:
+    from gate.textproc import terms
+
+    return frozenset(t for word in words for t in terms(str(word)))
+
+
+def _about_environment(record: dict, words: frozenset[str]) -> bool:
+    """A memory about the environment every later step needs: its tags or its title name it."""
+    from gate.textproc import terms
+
+    return any(t in words for t in terms(f"{record['title']} {' '.join(record.get('tags', []))}"))
 
 
 def at_start(ctx: HookContext, ledger: Ledger, source: Any) -> Outcome:
@@ -75,7 +90,7 @@ def at_start(ctx: HookContext, ledger: Ledger, source: Any) -> Outcome:
         directives = [r for r in directives if r["id"] not in ledger.delivered]
         tasks = [r for r in tasks if r["id"] not in ledger.delivered]
     full = directives + tasks + early + late
-    listed = index_tier(ctx, {r["id"] for r in full} | (set(ledger.delivered) if source == "resume" else set()))
+    listed, beyond = index_tier(ctx, {r["id"] for r in full} | (set(ledger.delivered) if source == "resume" else set()))
     if not full and not listed:
         return Outcome("skipped", "SKIP_NOTHING_STANDING", gate="session_start", extra={"source": source})
     messages = ctx.rules("messages")["session_start"]
@@ -98,17 +113,23 @@ def at_start(ctx: HookContext, ledger: Ledger, source: Any) -> Outcome:
         for r in tasks:
             items.add(r["id"], lambda r=r: index_line(r, root=ctx.paths.root))
     items.extend(cue_items(ctx, late))
-    # The index comes last: what the budget leaves after the standing memories; every line's id marks it so
-    # the split below can tell it from a full delivery.
+    footer = [provenance_note(ctx, full + listed), messages["footer"].format(gate=gate_command())]
+    # The index comes last, with a budget of its own sized to the lines it has (at most max_lines of at most
+    # title_chars): standing memories that fill theirs never leave it empty. Both within what the CLI takes.
+    index_items = _Items(HARD_LIMIT_CHARS)
     if listed:
-        items.add("", messages["index"].format(gate=gate_command()))
+        index_items.add("", messages["index"].format(gate=gate_command()))
         width = int(ctx.rules("recall").get("index", {}).get("title_chars", 120))
         for r in listed:
-            items.add(INDEX_MARK + r["id"], lambda r=r: index_line({**r, "title": _short(r["title"], width)}))
-    footer = [provenance_note(ctx, full + listed), messages["footer"].format(gate=gate_command())]
-    text, kept, dropped = fit(header, items.items, footer, limit)
-    indexed = [i[len(INDEX_MARK):] for i in kept if i.startswith(INDEX_MARK)]
-    kept = [i for i in kept if i and not i.startswith(INDEX_MARK)]
+            index_items.add(INDEX_MARK + r["id"], lambda r=r: index_line({**r, "title": _short(r["title"], width)}))
+    index_need = sum(len(line) + 1 for _, line in index_items.items)
+    standing_text, kept, dropped = fit(header, items.items, [], limit - sum(len(line) + 1 for line in footer))
+    room = max(0, HARD_LIMIT_CHARS - len(standing_text) - 1 - sum(len(line) + 1 for line in footer))
+    index_text, index_kept, index_dropped = fit([], index_items.items, [], min(index_need, room))
+    text = "\n".join(part for part in (standing_text, index_text, *footer) if part)
+    indexed = [i[len(INDEX_MARK):] for i in index_kept if i.startswith(INDEX_MARK)]
+    kept = [i for i in kept if i]
+    dropped += index_dropped
     ledger.mark_delivered(kept)  # the index lines are not: their memory's full delivery is still to come
     ledger.injected_chars += len(text)
     reason = "FIRED_AFTER_COMPACTION" if source == "compact" else "FIRED_SESSION_START"
@@ -120,11 +141,26 @@ def at_start(ctx: HookContext, ledger: Ledger, source: Any) -> Outcome:
         delivered=kept,
         dropped=[i[len(INDEX_MARK):] if i.startswith(INDEX_MARK) else i for i in dropped if i],
         chars=len(text),
-        extra={"source": source, "indexed": indexed},
+        extra={"source": source, "indexed": indexed, **_left_out(dropped, beyond)},
     )
 
 
 INDEX_MARK = "index:"
+
+
+def _left_out(dropped: list[str], beyond: int) -> dict[str, Any]:
+    """What the audit says was left out: memories over the budget (in full, as index lines) and how many the
+    index had no line for (past max_lines)."""
+    out: dict[str, Any] = {}
+    full = [i for i in dropped if i and not i.startswith(INDEX_MARK)]
+    lines = [i[len(INDEX_MARK):] for i in dropped if i.startswith(INDEX_MARK)]
+    if full:
+        out["left_out"] = full
+    if lines:
+        out["index_left_out"] = lines
+    if beyond:
+        out["index_beyond_max_lines"] = beyond
+    return out
 
 
 class _Items:

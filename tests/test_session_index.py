@@ -1,0 +1,49 @@
+"""The index never starves (issue 29): standing memories and tasks do not leave the session-start index empty,
+the environment's facts come first in it, and the audit says what was left out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_hooks import audit, context_of, event
+
+from gate.memory.model import Memory
+from gate.memory.store import Store
+
+
+def _remember(project: Path, memory_id: str, kind: str, title: str, body: str = "", tags: list[str] | None = None,
+              created: str = "2026-01-01T00:00:00Z") -> None:
+    Store.for_cwd(str(project)).remember(Memory(id=memory_id, kind=kind, title=title, body=body, tags=tags or [],
+                                                created=created, updated=created))
+
+
+def test_standing_memories_that_fill_their_budget_leave_the_index_its_lines(project: Path, hook) -> None:
+    for number in range(30):  # ~6,000 characters of directives: past the 1000-token standing budget
+        _remember(project, f"m-rule-{number:02d}", "directive", f"Directive {number}: follow the release checklist",
+                  body="Every release follows the checklist in docs/release.md, step by step. " * 3)
+    _remember(project, "m-gotcha-1", "gotcha", "The invoice export drops rows with a null currency")
+    _remember(project, "m-finding-1", "finding", "Nightly reports read the replica, not the primary")
+    out, code = hook(event(project, "SessionStart", source="startup"))
+    assert code == 0
+    text = context_of(out, "SessionStart")
+    record = audit()[-1]
+    assert set(record["indexed"]) == {"m-gotcha-1", "m-finding-1"}
+    assert "m-gotcha-1 · gotcha" in text and "null currency" in text
+    assert record["left_out"] and all(i.startswith("m-rule-") for i in record["left_out"])
+    assert len(text) <= 9_500  # within what the CLI takes whole
+
+
+def test_the_environment_comes_first_and_the_audit_counts_what_the_index_had_no_room_for(project: Path,
+                                                                                          hook) -> None:
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "recall.toml").write_text("[index]\nmax_lines = 2\n")
+    _remember(project, "m-env-db", "reference", "The app's database is Postgres 16 in the docker container db-1",
+              created="2026-01-01T00:00:00Z")
+    for number in range(3):
+        _remember(project, f"m-gotcha-{number}", "gotcha", f"Gotcha {number} about the invoice layout",
+                  created=f"2026-02-0{number + 1}T00:00:00Z")
+    hook(event(project, "SessionStart", source="startup"))
+    record = audit()[-1]
+    assert record["indexed"][0] == "m-env-db"  # older, and of the last kind: first all the same
+    assert len(record["indexed"]) == 2 and record["index_beyond_max_lines"] == 2

@@ -41,8 +41,9 @@ WRITEBACK_KEYS = ("n", "tp", "fp", "fn", "tn", "precision", "recall", "recall_bl
                   "reminders_on_ordinary_per_100_turns", "deferred_not_reminded", "long_sessions",
                   "long_sessions_with_false_block")
 SHIFT_KEYS = ("n", "tp", "fp", "fn", "tn", "precision", "recall")
-DELIVERY_KEYS = ("expected", "reached", "recall", "recall_prompt_time", "injected", "injected_relevant",
-                 "injected_precision", "noise", "noise_prompts", "leaks")
+DELIVERY_KEYS = ("expected", "reached", "recall", "recall_prompt_time", "recall_session_start", "recall_index_only",
+                 "injected", "injected_relevant", "injected_precision", "noise", "noise_prompts", "leaks",
+                 "leaks_measured")
 
 
 def aggregates(scores: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +52,10 @@ def aggregates(scores: dict[str, Any]) -> dict[str, Any]:
     return {
         "writeback": {k: wb[k] for k in WRITEBACK_KEYS},
         "shift": {k: shift[k] for k in SHIFT_KEYS},
-        "delivery": {k: delivery[k] for k in DELIVERY_KEYS},
+        "shift_verdict": {k: scores["shift_verdict"][k] for k in SHIFT_KEYS},
+        "delivery": {k: delivery[k] for k in DELIVERY_KEYS} | {"by_language": {
+            language: {k: figures[k] for k in ("expected", "reached", "recall", "recall_prompt_time")}
+            for language, figures in delivery["by_language"].items()}},
         "unmatched": len(scores["unmatched"]),
     }
 
@@ -94,7 +98,7 @@ def _pct(value: float | None) -> str:
 
 
 def _n(value: float | None) -> str:
-    return "—" if value is None else f"{value:g}"
+    return "—" if value is None else f"{value:.1f}"
 
 
 ROWS: list[tuple[str, Any, str]] = [
@@ -112,13 +116,15 @@ ROWS: list[tuple[str, Any, str]] = [
     ("write-back: turns deferred whose reminder never came (withdrawn, capped, last turn)",
      lambda s: str(s["writeback"]["deferred_not_reminded"]), ""),
     ("recall: expected memories that reached the agent, index line or full text",
-     lambda s: _f(s["delivery"]["recall"]), ""),
-    ("— of them in full at a prompt", lambda s: _f(s["delivery"]["recall_prompt_time"]), ""),
-    ("recall: injected memories relevant where injected", lambda s: _f(s["delivery"]["injected_precision"]), ""),
+     lambda s: _f(s["delivery"]["recall"]), "0.75"),
+    ("— of them in full at a prompt", lambda s: _f(s["delivery"]["recall_prompt_time"]), "0.60"),
+    ("recall: injected memories relevant where injected", lambda s: _f(s["delivery"]["injected_precision"]), "0.30"),
     ("recall: noise (memories injected at prompts that should get none)",
-     lambda s: f"{s['delivery']['noise']} at {s['delivery']['noise_prompts']} prompts", ""),
-    ("recall: the topic-shift verdict, precision / recall",
+     lambda s: f"{s['delivery']['noise']} at {s['delivery']['noise_prompts']} prompts", "40"),
+    ("recall: searched memory where a shift is labelled, precision / recall",
      lambda s: f"{_f(s['shift']['precision'])} / {_f(s['shift']['recall'])}", ""),
+    ("recall: the topic-shift verdict alone, precision / recall (a diagnostic)",
+     lambda s: f"{_f(s['shift_verdict']['precision'])} / {_f(s['shift_verdict']['recall'])}", ""),
     ("recall: cross-project leaks", lambda s: str(s["delivery"]["leaks"]), "0"),
 ]
 
@@ -180,7 +186,8 @@ def main(argv: list[str]) -> int:
         code_dir = Path(gate.__file__).resolve().parents[1]
         code = args.code or subprocess.run(["git", "-C", str(code_dir), "rev-parse", "--short", "HEAD"],
                                            capture_output=True, text=True).stdout.strip()
-        run = {"code": code, **measure(root)}
+        run = {"code": code, **measure(root)} if args.out != RUN_FILE else measure(root)  # (the run's own code:
+        # the commit that holds it, which cannot name itself)
     if args.check:
         saved, before = load(args.out), load(BEFORE_FILE)
         problems = [f"{split}: measured {run[split]} but {args.out.name} has {saved.get(split)}"

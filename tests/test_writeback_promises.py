@@ -360,3 +360,19 @@ def test_a_bare_pick_after_five_edits_defers_instead_of_blocking(project: Path, 
     last = stops()[-1]
     assert last["signals"].get("bare_choice") == 1.0 and last["signals"].get("edits") == 5.0, last
     assert last["reason"] == "ALLOW_DEFERRED", last
+
+
+def test_a_session_start_with_nothing_carried_never_loads_the_reminder(
+    project: Path, hook: Hook, tmp_path: Path
+) -> None:
+    a = Session(project, tmp_path / "a.jsonl", hook, session="sess-a")
+    deferred_asking(a)
+    assert REMINDER in a.prompt("yes please")  # taken up in its own session: nothing waits for another one
+    payload = event(project, "SessionStart", tmp_path / "b.jsonl", "sess-b", source="startup")
+    (tmp_path / "b.jsonl").write_text("")
+    proc = subprocess.run([sys.executable, "-c", HOOK_IN_PROCESS, json.dumps(payload)], capture_output=True,
+                          text=True, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stderr
+    loaded = json.loads(proc.stdout.splitlines()[-1])["loaded"]
+    assert "gate.session.carryover" in loaded  # it asked ...
+    assert not [name for name in loaded if "reminder" in name.split(".")[-1]], loaded  # ... and loaded no more

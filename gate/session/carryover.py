@@ -99,6 +99,17 @@ def drop(paths: ProjectPaths, session: str) -> bool:
         return True
 
 
+def others_waiting(paths: ProjectPaths, session: str) -> bool:
+    """Does another session's deferred turn wait here? (A session start asks first, without the lock: most have
+    nothing to take, and the reminder's module is not worth loading for that.)"""
+    try:
+        with open(carry_file(paths), encoding="utf-8") as handle:
+            deferred = json.load(handle).get("deferred")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(deferred, dict) and any(other != session for other in deferred)
+
+
 def take(paths: ProjectPaths, session: str, max_days: float, now: float | None = None) -> list[dict[str, Any]]:
     """The deferred turns other sessions ended with, oldest first, each handed out once; too old ones dropped."""
     now = time.time() if now is None else now

@@ -5,8 +5,6 @@ a new or cleared conversation forces the next prompt's recall), then the session
 
 from __future__ import annotations
 
-import os
-
 from gate.gates.recall.standing import at_start
 from gate.session.ledger import clean_old_ledgers
 
@@ -28,9 +26,9 @@ def handle(ctx: HookContext, ledger: Ledger) -> Outcome:
     outcome = at_start(ctx, ledger, source)
     if source == "compact" or outcome.reason == "SKIP_MUTED":
         return outcome  # (a muted project keeps what was carried for later)
-    from gate.session.carryover import carry_file
+    from gate.session.carryover import others_waiting
 
-    if not os.path.exists(carry_file(ctx.paths)):
+    if not others_waiting(ctx.paths, ctx.session_id):
         return outcome
     from gate.gates.writeback.reminder import carried  # (its module only when something may be carried)
 

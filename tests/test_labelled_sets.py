@@ -51,8 +51,9 @@ FLOORS = {
 # prompts that should get none): those two are asserted where they stand now, as the bounds not to cross.
 DELIVERY_FLOORS = {"recall": 0.65, "recall_prompt_time": 0.40, "injected_precision": 0.17}
 DELIVERY_CEILINGS = {"noise": 60, "leaks": 0}
-# ... and what must not rise: false blocks as a share of ordinary turns (measured 0.023), reminders on ordinary
-# turns per 100 turns (7.3), sessions of 10 turns or more that see a false block (7 of 20).
+# ... and what must not rise: false blocks as a share of ordinary turns (0.023 when set), reminders on ordinary
+# turns per 100 turns (7.3), sessions of 10 turns or more that see a false block (7 of 20). (Today's figures are
+# in eval/quality/run.json: 0.021, 7.0, 7 of 20.)
 CEILINGS = {
     "writeback": {"false_block_rate": 0.025, "reminders_on_ordinary_per_100_turns": 8.0,
                   "long_sessions_with_false_block": 7},

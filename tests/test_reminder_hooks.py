@@ -220,7 +220,7 @@ def test_stats_count_reminders_apart_from_blocks() -> None:
     assert figures["blocks"] == 1 and figures["outcomes"]["stored"] == 1
     assert figures["voluntary"] == {"stored": 0, "acknowledged": 0}  # the reminded store is the reminder's
     assert figures["reminders"] == {
-        "deferred_turns": 3, "reminded": 2, "withdrawn": 1,
+        "deferred_turns": 3, "reminded": 2, "withdrawn": 1, "carried": 0,
         "outcomes": {"stored": 1, "acknowledged": 0, "ignored": 1, "pending": 0},
         "per_100_turns": round(100 * 2 / 6, 1),
     }

@@ -20,6 +20,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
+# the files of the write-back gate's promises (issue 32 item 8, issue 30), named once
+_WB, _REM, _SIG = "gate/gates/writeback/gate.py", "gate/gates/writeback/reminder.py", "gate/gates/writeback/signals.py"
+_FG, _FIRE = "gate/gates/writeback/fixguard.py", "gate/gates/recall/fire.py"
+_PROMPT, _CARRY = "gate/gates/events/user_prompt_submit.py", "gate/session/carryover.py"
+
 # (id, what the edit breaks, [(file, old text, new text)], [test node ids that must fail])
 MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     (
@@ -169,6 +174,102 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         [("gate/rules.py", "        except (OSError, UnicodeDecodeError, ValueError) as error:  # tomllib",
           "        except OSError as error:  # tomllib")],
         ["tests/test_hooks.py::test_broken_project_rules_layer_is_left_out_and_named_once"],
+    ),
+    # --- issue 32 item 8 and issue 30: promises of the write-back gate and its reminder, each held by a test
+    (
+        "W3", "the answer to a block is read without the message's own words (\"Not worth keeping.\" ignored)",
+        [(_WB, 'find_store_decision(turn, ctx.rules("writeback"), answering=True) if turn is not None else None',
+          'find_store_decision(turn, ctx.rules("writeback")) if turn is not None else None')],
+        ["tests/test_writeback_promises.py::test_the_block_s_own_words_answer_it"],
+    ),
+    (
+        "W4", "the answer to a reminder is read without the message's own words",
+        [(_WB, 'settle(ledger, find_store_decision(turn, ctx.rules("writeback"), answering=True), extra)',
+          'settle(ledger, find_store_decision(turn, ctx.rules("writeback")), extra)')],
+        ["tests/test_writeback_promises.py::test_a_reminder_declined_in_the_block_s_words_is_acknowledged"],
+    ),
+    (
+        "W5", "a project mute does not silence a pending reminder (the session mute alone checked)",
+        [(_REM, "if not isinstance(pending, dict) or muted_by(ctx.paths, ledger.muted):",
+          "if not isinstance(pending, dict) or ledger.muted:")],
+        ["tests/test_writeback_promises.py::test_a_project_mute_silences_a_pending_reminder"],
+    ),
+    (
+        "W6", "a session mute after a deferral does not silence its reminder",
+        [(_REM, "if not isinstance(pending, dict) or muted_by(ctx.paths, ledger.muted):",
+          "if not isinstance(pending, dict) or muted_by(ctx.paths, False):")],
+        ["tests/test_writeback_promises.py::test_a_session_mute_after_a_deferral_silences_its_reminder"],
+    ),
+    (
+        "W7", "a teammate agent's message confirms or refutes a reminder as if the user said it",
+        [(_REM, 'for key in ("machine_prompt", "agent_prompt"):', 'for key in ("machine_prompt",):')],
+        ["tests/test_writeback_promises.py::test_a_teammate_agent_s_message_neither_confirms_nor_refutes"],
+    ),
+    (
+        "W8", "\"still broken\" withdraws everything deferred with the fix, the decision too",
+        [(_REM, 'kinds = [k for k in pending.get("kinds", []) if k != "fix"]', "kinds = []")],
+        ["tests/test_writeback_promises.py::test_still_broken_withdraws_the_fix_and_keeps_the_decision"],
+    ),
+    (
+        "W9", "a prompt with nothing pending loads the reminder",
+        [(_PROMPT, "    if not pending:\n        return outcome\n", "")],
+        ["tests/test_writeback_promises.py::test_a_prompt_with_nothing_pending_never_loads_the_reminder"],
+    ),
+    (
+        "W10", "a reminder blocks the prompt (its output a decision, its audit record unchanged)",
+        [(_REM, 'output = additional_context(ctx.event_name, f"{existing}\\n\\n{text}" if existing else text)\n'
+          '    if outcome.decision == "fired":  # the recall gate spoke too',
+          'output = {"decision": "block", "reason": text}\n'
+          '    if outcome.decision == "fired":  # the recall gate spoke too')],
+        ["tests/test_writeback_promises.py::test_a_reminder_never_blocks_the_prompt",
+         "tests/test_reminder_hooks.py::test_reminders_are_capped_per_session_and_never_block"],
+    ),
+    (
+        "F1", "the fix guard's `last` is not kept: a loop longer than idle_turns blocks again",
+        [(_FG, '    guard["last"] = ledger.writeback_turns\n', "")],
+        ["tests/test_writeback_promises.py::test_the_guard_holds_over_a_loop_longer_than_its_idle_turns"],
+    ),
+    (
+        "F2", "the recall gate's shift verdict no longer reaches the fix guard (a new topic does not end it)",
+        [(_FIRE, '"terms": verdict.terms, "shift": verdict.shift}', '"terms": verdict.terms, "shift": False}')],
+        ["tests/test_writeback_promises.py::test_a_real_prompt_on_another_topic_ends_the_guard"],
+    ),
+    (
+        "W11", "a Stop right after a compaction boundary weighs no prompt (whose request it answers is lost)",
+        [(_WB, "        turn.prompt = ledger.writeback_prompt_head  # read from a compaction boundary on",
+          "        pass  # read from a compaction boundary on")],
+        ["tests/test_writeback_promises.py::test_a_stop_after_a_compaction_boundary_weighs_the_prompt_before_it"],
+    ),
+    (
+        "W12", "the reply's tail, cut inside a code block, pairs its closing fence with the next opening one",
+        [(_SIG, 'if text.count("```", 0, start) % 2:', "if False:")],
+        ["tests/test_writeback_promises.py::test_a_closing_question_after_a_long_code_block_still_asks_the_user"],
+    ),
+    (
+        "W13", "a bare pick after five edits blocks (bare_choice weighs 0.5)",
+        [("rules/writeback.toml", "bare_choice = 0.4\n", "bare_choice = 0.5\n")],
+        ["tests/test_writeback_promises.py::test_a_bare_pick_after_five_edits_defers_instead_of_blocking"],
+    ),
+    (
+        "C1", "a turn deferred as its session ends is lost (not kept for the next session)",
+        [(_REM, "    _carry(ctx, ledger.writeback_reminder)\n", "")],
+        ["tests/test_writeback_promises.py::test_a_turn_deferred_at_a_session_s_end_reaches_the_next_session_once"],
+    ),
+    (
+        "C2", "a carried turn is handed to every session that starts, not once",
+        [(_CARRY, "            del carry.deferred[other]\n            carry.changed = True\n", "")],
+        ["tests/test_writeback_promises.py::test_a_turn_deferred_at_a_session_s_end_reaches_the_next_session_once"],
+    ),
+    (
+        "C3", "a carried turn never expires",
+        [(_CARRY, "if isinstance(when, int | float) and now - when <= max_days * DAY:",
+          "if True:")],
+        ["tests/test_writeback_promises.py::test_a_deferred_turn_older_than_a_week_is_dropped"],
+    ),
+    (
+        "C4", "a session's own prompt reminds of a turn another session was already shown",
+        [(_REM, "    if not ours:  # another session", "    if False:  # another session")],
+        ["tests/test_writeback_promises.py::test_a_reminder_taken_by_another_session_is_not_shown_twice"],
     ),
 ]
 

@@ -51,8 +51,9 @@ FLOORS = {
 # prompts that should get none): those two are asserted where they stand now, as the bounds not to cross.
 DELIVERY_FLOORS = {"recall": 0.65, "recall_prompt_time": 0.40, "injected_precision": 0.17}
 DELIVERY_CEILINGS = {"noise": 60, "leaks": 0}
-# ... and what must not rise: false blocks as a share of ordinary turns (measured 0.023), reminders on ordinary
-# turns per 100 turns (7.3), sessions of 10 turns or more that see a false block (7 of 20).
+# ... and what must not rise: false blocks as a share of ordinary turns (0.023 when set), reminders on ordinary
+# turns per 100 turns (7.3), sessions of 10 turns or more that see a false block (7 of 20). (Today's figures are
+# in eval/quality/run.json: 0.021, 7.0, 7 of 20.)
 CEILINGS = {
     "writeback": {"false_block_rate": 0.025, "reminders_on_ordinary_per_100_turns": 8.0,
                   "long_sessions_with_false_block": 7},
@@ -74,45 +75,86 @@ def mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _scores(labels: Path, root: Path) -> dict[str, Any]:
-    from gate.paths import ProjectPaths
-    from gate.replay.labels import load_labels, score
-    from gate.replay.run import replay_all
+def _quality() -> Any:
+    """scripts/quality.py: the one measurement docs/quality.md's tables are written from."""
+    import importlib.util
 
-    parsed = load_labels(str(labels), str(root))
-    project = root.parent / f"{root.name}-project"
-    (project / ".git").mkdir(parents=True, exist_ok=True)
-    replay = replay_all(parsed.transcripts, ProjectPaths.for_cwd(project), None, parsed)
-    return score(parsed, replay.runs, replay.store_ids)
+    spec = importlib.util.spec_from_file_location("quality", REPO / "scripts" / "quality.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def measured(mirror: Path) -> dict[str, Any]:
+    """Both splits replayed with today's code, each once, with its three label files together."""
+    return _quality().measure(mirror)
+
+
+def test_the_doc_s_tables_are_the_saved_run() -> None:
+    """docs/quality.md's gate-quality tables are the rendering of eval/quality/run.json (and before.json): no
+    figure of them is typed by hand. (Runs without the corpus.)"""
+    quality = _quality()
+    section = quality.doc_section(quality.DOC.read_text(encoding="utf-8"))
+    assert section is not None, "docs/quality.md lost its quality-figures markers"
+    assert section == quality.render(quality.load(quality.RUN_FILE), quality.load(quality.BEFORE_FILE)), (
+        "docs/quality.md is not the rendering of eval/quality/run.json: run scripts/quality.py --root MIRROR")
+
+
+def _apart(now: Any, saved: Any, path: str, slack: bool) -> list[str]:
+    """Where two runs' figures differ; with `slack`, by more than one case (a count by more than 1, a ratio by
+    more than 0.02)."""
+    if isinstance(now, dict) and isinstance(saved, dict):
+        return [d for key in sorted(set(now) | set(saved))
+                for d in _apart(now.get(key), saved.get(key), f"{path}.{key}", slack)]
+    numbers = (int, float)
+    if slack and isinstance(now, numbers) and isinstance(saved, numbers) and not isinstance(now, bool):
+        room = 1 if isinstance(now, int) and isinstance(saved, int) else 0.02
+        return [] if abs(now - saved) <= room else [f"{path}: {saved} saved, {now} now"]
+    return [] if now == saved else [f"{path}: {saved} saved, {now} now"]
+
+
+def test_today_s_code_measures_the_saved_run(measured: dict[str, Any]) -> None:
+    """The figures the doc shows are what the code measures now: a change that moves them must write them. The
+    write-back figures replay exactly; the recall ones may move by one case from run to run (one Chinese prompt
+    of the test split flips between two runs of the same code — timing, most likely whether the cue-table filter
+    the recall gate builds in the background is ready when the replayed prompt comes), so they get one case of
+    room."""
+    quality = _quality()
+    saved = quality.load(quality.RUN_FILE)
+    for split in quality.SPLITS:
+        now, then = measured[split], saved.get(split, {})
+        apart = _apart(now.get("writeback"), then.get("writeback"), f"{split}.writeback", slack=False)
+        apart += _apart({k: v for k, v in now.items() if k != "writeback"},
+                        {k: v for k, v in then.items() if k != "writeback"}, split, slack=True)
+        assert not apart, ("today's code measures other figures than eval/quality/run.json holds: run "
+                           "scripts/quality.py --root MIRROR and commit the run with the doc", apart)
 
 
 @pytest.mark.parametrize("gate", sorted(FLOORS))
-def test_the_frozen_test_split(mirror: Path, gate: str) -> None:
-    name = {"writeback": "writeback", "recall_shift": "shift"}[gate]
-    scores = _scores(TEST_LABELS / f"{name}.jsonl", mirror)
-    assert not scores["unmatched"], scores["unmatched"][:5]
+def test_the_frozen_test_split(measured: dict[str, Any], gate: str) -> None:
+    test = measured["test"]
+    assert not test["unmatched"], test["unmatched"]
+    # (the shift floors are the topic check's: with the delivery stores beside them the recall gate also searches
+    # on relevance, and what it searched is no longer the topic verdict alone)
+    scores = test[{"writeback": "writeback", "recall_shift": "shift_verdict"}[gate]]
     keys = ("precision", "recall", "n", "tp", "fp", "fn", "tn", *FLOORS[gate], *CEILINGS.get(gate, {}))
-    figures = {k: scores[gate][k] for k in dict.fromkeys(keys)}
+    figures = {k: scores[k] for k in dict.fromkeys(keys)}
     report(f"test split, {gate}", figures)
     below = [f"{m} {figures[m]} < {floor}" for m, floor in FLOORS[gate].items() if figures[m] < floor]
     above = [f"{m} {figures[m]} > {top}" for m, top in CEILINGS.get(gate, {}).items() if figures[m] > top]
     assert not below + above, (below + above, figures)
 
 
-def test_delivery_on_the_frozen_test_split(mirror: Path) -> None:
-    scores = _scores(TEST_LABELS / "delivery.jsonl", mirror)
-    assert not scores["unmatched"], scores["unmatched"][:5]
-    d = scores["delivery"]
-    keys = ("recall", "recall_prompt_time", "recall_session_start", "recall_index_only", "injected",
-            "injected_relevant", "injected_precision", "noise", "noise_prompts", "leaks")
-    figures = {k: d[k] for k in keys}
+def test_delivery_on_the_frozen_test_split(measured: dict[str, Any]) -> None:
+    figures = measured["test"]["delivery"]
     report("test split, delivery", figures)
-    report("test split, delivery by language", d["by_language"])
     for measure, floor in DELIVERY_FLOORS.items():
         assert figures[measure] >= floor, (measure, figures)
     for measure, ceiling in DELIVERY_CEILINGS.items():
         assert figures[measure] <= ceiling, (measure, figures)
-    assert d["leaks_measured"] and d["by_language"]["zh"]["expected"] > 0  # Chinese measured apart
+    assert figures["leaks_measured"] and figures["by_language"]["zh"]["expected"] > 0  # Chinese measured apart
 
 
 # --- 2. named behaviours: the hand-written sets ---------------------------------------------------------------

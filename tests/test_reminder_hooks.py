@@ -42,6 +42,7 @@ class Session:
     def __init__(self, project: Path, path: Path, hook: Hook, session: str = "sess-r") -> None:
         self.project, self.path, self.hook, self.session = project, path, hook, session
         self.t = Transcript(cwd=str(project))
+        self.prompt_outputs: list[str] = []  # each UserPromptSubmit's raw output, as Claude Code reads it
 
     def _write(self) -> None:
         self.path.write_text(self.t.text())
@@ -51,6 +52,7 @@ class Session:
         self._write()
         out, code = self.hook(event(self.project, "UserPromptSubmit", self.path, self.session, prompt=text))
         assert code == 0
+        self.prompt_outputs.append(out)
         self.t.prompt(text)
         if not out:
             return ""
@@ -129,6 +131,9 @@ def test_reminders_are_capped_per_session_and_never_block(project: Path, hook: H
     records = audit()
     assert sum(1 for r in records if r.get("reason") == "REMINDED_WRITEBACK") == cap
     assert not any(r.get("decision") == "blocked" for r in records if r["event"] == "UserPromptSubmit")
+    # ... and what Claude Code reads: the hook's own output is additional context, never a decision to block
+    answers = [json.loads(out) for out in s.prompt_outputs if out]
+    assert len(answers) >= cap and all(set(a) == {"hookSpecificOutput"} for a in answers), answers
     assert sum(1 for r in records if r.get("reason") == "ALLOW_REMINDERS_CAPPED") >= 2
 
 
@@ -215,7 +220,7 @@ def test_stats_count_reminders_apart_from_blocks() -> None:
     assert figures["blocks"] == 1 and figures["outcomes"]["stored"] == 1
     assert figures["voluntary"] == {"stored": 0, "acknowledged": 0}  # the reminded store is the reminder's
     assert figures["reminders"] == {
-        "deferred_turns": 3, "reminded": 2, "withdrawn": 1,
+        "deferred_turns": 3, "reminded": 2, "withdrawn": 1, "carried": 0,
         "outcomes": {"stored": 1, "acknowledged": 0, "ignored": 1, "pending": 0},
         "per_100_turns": round(100 * 2 / 6, 1),
     }

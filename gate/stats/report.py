@@ -201,7 +201,8 @@ def render_text(report: dict[str, Any]) -> str:
         ro = rem["outcomes"]
         lines.append(
             f"  deferred {rem['deferred_turns']} → reminded at the next prompt {rem['reminded']} "
-            f"({rem['per_100_turns']:g} per 100 turns; {rem['withdrawn']} withdrawn by the user's answer) → "
+            + (f"(+{rem['carried']} at the next session's start) " if rem.get("carried") else "")
+            + f"({rem['per_100_turns']:g} per 100 turns; {rem['withdrawn']} withdrawn by the user's answer) → "
             f"stored {ro['stored']} · acknowledged {ro['acknowledged']} · ignored {ro['ignored']}"
             + (f" · pending {ro['pending']}" if ro["pending"] else "")
         )

@@ -7,8 +7,8 @@ by the next Stop of the session (extra "outcome": stored, acknowledged or ignore
 
 Reminders are counted apart: a turn the Stop deferred (ALLOW_DEFERRED…), the next prompt that reminded of it
 (REMINDED_WRITEBACK, as the record's reason or, when the recall gate fired too, as its "reminder" field) or
-withdrew it (the user's answer refuted it), and what the agent did about it (the next Stop's
-"reminder_outcome")."""
+withdrew it (the user's answer refuted it), a session start that carried one another session ended with
+("carried_reminder"), and what the agent did about it (the next Stop's "reminder_outcome")."""
 
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ def writeback_figures(records: list[dict[str, Any]], cap: int) -> dict[str, Any]
     prompts = [r for r in records if r.get("event") == "UserPromptSubmit"]
     reminded = [r for r in prompts if r.get("reason") == REMINDED or r.get("reminder") == REMINDED]
     withdrawn = sum(1 for r in prompts if r.get("reminder_withdrawn") is not None)
+    carried = [r for r in records if r.get("event") == "SessionStart" and r.get("carried_reminder")]
     reminder_outcomes = Counter(str(r["reminder_outcome"]) for r in stops if r.get("reminder_outcome") in OUTCOMES)
     outcomes = Counter(str(r["outcome"]) for r in stops if r.get("outcome") in OUTCOMES)
     settled = sum(outcomes.values())
@@ -75,9 +76,10 @@ def writeback_figures(records: list[dict[str, Any]], cap: int) -> dict[str, Any]
             "deferred_turns": len(deferred),
             "reminded": len(reminded),
             "withdrawn": withdrawn,  # the user's answer refuted the turn: no reminder
+            "carried": len(carried),  # deferred as its session ended: at the next session's start
             "outcomes": {
                 **{name: reminder_outcomes.get(name, 0) for name in OUTCOMES},
-                "pending": max(0, len(reminded) - sum(reminder_outcomes.values())),
+                "pending": max(0, len(reminded) + len(carried) - sum(reminder_outcomes.values())),
             },
             "per_100_turns": round(100 * len(reminded) / len(turns), 1) if turns else 0.0,
         },

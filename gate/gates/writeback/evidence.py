@@ -311,8 +311,9 @@ def find_evidence(turn: Turn, rules: Rules) -> Evidence:
     return Evidence(order, quotes, kind_phrase(order, rules), list(dict.fromkeys(files)), features)
 
 
-def find_store_decision(turn: Turn, rules: Rules) -> StoreDecision | None:
-    """A `gate remember|link|forget|edit|import` run in the turn, else an explicit 'nothing to store'."""
+def find_store_decision(turn: Turn, rules: Rules, answering: bool = False) -> StoreDecision | None:
+    """A `gate remember|link|forget|edit|import` run in the turn, else an explicit 'nothing to store'.
+    `answering`: the turn answers a block or a reminder — the message's own words count too ([store] answers)."""
     commands = rule_patterns(rules, "store", key="commands")
     for use in turn.tool_uses:
         command = use.input.get("command")
@@ -320,6 +321,8 @@ def find_store_decision(turn: Turn, rules: Rules) -> StoreDecision | None:
             result = turn.result_for(use.id)
             return StoreDecision("stored", command.strip(), ok=not (result is not None and result.is_error))
     acknowledgements = rule_patterns(rules, "store", key="acknowledgements")
+    if answering:
+        acknowledgements = [*acknowledgements, *rule_patterns(rules, "store", key="answers")]
     for sentence in sentences(turn.text):
         for pattern in acknowledgements:
             if pattern.search(sentence):

@@ -40,7 +40,7 @@ def _settle_pending(ctx: HookContext, ledger: Ledger, turn: Turn | None, extra: 
     """The outcome of the previous block, now that the agent has had its say: stored, acknowledged, ignored."""
     if not ledger.writeback_pending:
         return
-    decision = find_store_decision(turn, ctx.rules("writeback")) if turn is not None else None
+    decision = find_store_decision(turn, ctx.rules("writeback"), answering=True) if turn is not None else None
     outcome = decision.kind if decision is not None else "ignored"
     ledger.writeback_pending = None
     ledger.writeback_outcomes.append(outcome)
@@ -67,7 +67,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
 
         reminded_fix = ledger.writeback_reminded.get("fix_topic")
         turn = turn or _read(ctx)
-        settle(ledger, find_store_decision(turn, ctx.rules("writeback")), extra)
+        settle(ledger, find_store_decision(turn, ctx.rules("writeback"), answering=True), extra)
     if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("writeback", True):
         return Outcome("allowed", "ALLOW_DISABLED", gate="writeback", extra=extra)
     turn = turn or _read(ctx)

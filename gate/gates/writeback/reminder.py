@@ -8,7 +8,10 @@ is evidence: a confirmation ("works, thanks") says so in the reminder; a refutat
 it. The Stop after a reminded prompt records what the agent did about it (`settle`): stored, acknowledged or
 ignored.
 
-A reminder never blocks anything; reminders are capped per session ([reminder] cap in rules/writeback.toml).
+A reminder never blocks anything; reminders are capped per session ([reminder] cap in rules/writeback.toml); a
+mute, the project's or the session's, silences it. A deferred turn is also kept for the project's next session
+(gate/session/carryover.py): when the session ends before its next prompt, the next session's start carries it
+(`carried`, called by gate/gates/events/session_start.py), once.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
     from gate.gates.writeback.verdict import Verdict
 
 REASON = "REMINDED_WRITEBACK"
+CARRIED = "REMINDED_CARRIED_WRITEBACK"  # at a session's start, of a turn another session ended with
 
 
 def _cap(rules: dict[str, Any]) -> int:
@@ -57,10 +61,21 @@ def defer(
     }
     if fix_topic is not None and "fix" in kinds:
         ledger.writeback_reminder["fix_topic"] = fix_topic
+    _carry(ctx, ledger.writeback_reminder)
     extra["deferred"] = ledger.writeback_turns
     # ALLOW_DEFERRED: evidence, not enough to block; ALLOW_DEFERRED_ASKS_USER, _UNCONFIRMED_FIX: the veto that deferred
     reason = f"ALLOW_DEFERRED_{verdict.veto.upper()}" if verdict.veto else "ALLOW_DEFERRED"
     return Outcome("allowed", reason, gate="writeback", extra=extra)
+
+
+def _carry(ctx: HookContext, pending: dict[str, Any]) -> None:
+    """Kept for the project's next session too, should this one end before its next prompt."""
+    from contextlib import suppress
+
+    from gate.session import carryover
+
+    with suppress(OSError):  # the reminder at this session's next prompt does not depend on it
+        carryover.keep(ctx.paths, ctx.session_id, pending)
 
 
 def _answer(prompt: str, rules: dict[str, Any]) -> str:
@@ -77,7 +92,7 @@ def _answer(prompt: str, rules: dict[str, Any]) -> str:
     return ""
 
 
-def render(ctx: HookContext, pending: dict[str, Any], confirmed: bool) -> str:
+def render(ctx: HookContext, pending: dict[str, Any], confirmed: bool, carried: bool = False) -> str:
     from gate.gates.writeback.message import store_command
     from gate.render import clean
     from gate.rule_reading import action_phrase
@@ -85,23 +100,34 @@ def render(ctx: HookContext, pending: dict[str, Any], confirmed: bool) -> str:
     messages = ctx.rules("messages")
     text = messages["reminder"]
     kinds = [str(k) for k in pending.get("kinds", []) if isinstance(k, str)] or ["learning"]
-    lines = [text["header"].format(what=action_phrase(kinds, ctx.rules("writeback")))]
+    header = text["carried_header"] if carried else text["header"]
+    lines = [header.format(what=action_phrase(kinds, ctx.rules("writeback")))]
     quotes = [q for q in pending.get("quotes", []) if isinstance(q, str)][:3]
     if quotes:
         lines.append(text["evidence"])
         lines += [f"  - \"{clean(quote, 200)}\"" for quote in quotes]
     if confirmed:
         lines.append(text["confirmed"])
-    lines += [text["how"], store_command(messages["writeback"], kinds), text["done"]]
+    lines += [text["how"], store_command(messages["writeback"], kinds), text["carried_done" if carried else "done"]]
     return "\n".join(lines)
 
 
 def attach(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     """The prompt's answer with the pending reminder added (or withdrawn, when the user's answer refutes the
     turn). The recall gate's own decision, reason and deliveries stay as they were."""
+    from gate.session import carryover
+    from gate.session.mute import muted_by
+
     pending = ledger.writeback_reminder
     ledger.writeback_reminder = None  # one prompt carries it, whatever happens
-    if not isinstance(pending, dict) or ledger.muted:
+    try:
+        ours = carryover.drop(ctx.paths, ctx.session_id)  # (nor does the next session's start)
+    except OSError:
+        ours = True
+    if not isinstance(pending, dict) or muted_by(ctx.paths, ledger.muted):
+        return outcome
+    if not ours:  # another session of the project started meanwhile and was shown it
+        outcome.extra["reminder_taken"] = pending.get("turn")
         return outcome
     rules = ctx.rules("writeback")
     prompt = ctx.event.get("prompt")
@@ -148,3 +174,34 @@ def settle(ledger: Ledger, decision: StoreDecision | None, extra: dict[str, Any]
     ledger.writeback_outcomes.append(f"reminder:{outcome}")
     extra["reminder_outcome"] = outcome
     extra["reminder_outcome_of"] = reminded.get("turn")
+
+
+def carried(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
+    """SessionStart: the turns other sessions of the project ended with still deferred (gate/session/carryover.py),
+    added to the start's context, once (the newest three at most); the session's first Stop records what the agent
+    did about the newest."""
+    from gate.session import carryover
+
+    days = rule_section(ctx.rules("writeback"), "reminder").get("carry_days", 7)
+    days = days if isinstance(days, int | float) and not isinstance(days, bool) else 7
+    entries = [e for e in carryover.take(ctx.paths, ctx.session_id, float(days))
+               if e.get("veto") != "agent_prompt"]  # what a teammate's request found went back to that agent
+    if not entries:
+        return outcome
+    texts = [render(ctx, entry, False, carried=True) for entry in entries[-3:]]
+    newest = entries[-1]
+    ledger.writeback_reminded = {"turn": newest.get("turn"), "kinds": newest.get("kinds", []),
+                                 "session": newest.get("session")}
+    if isinstance(newest.get("fix_topic"), dict) and "fix" in newest.get("kinds", []):
+        ledger.writeback_reminded["fix_topic"] = newest["fix_topic"]  # stored now, it guards its loop here too
+    text = "\n\n".join(texts)
+    existing = (outcome.output or {}).get("hookSpecificOutput", {}).get("additionalContext", "")
+    output = additional_context(ctx.event_name, f"{existing}\n\n{text}" if existing else text)
+    extra = {**outcome.extra, "carried_reminder": {"session": newest.get("session"), "turn": newest.get("turn")},
+             "carried_reminders": len(texts), "reminder_chars": len(text)}
+    if outcome.decision == "fired":
+        return Outcome(outcome.decision, outcome.reason, output=output, gate=outcome.gate,
+                       delivered=outcome.delivered, suppressed=outcome.suppressed, dropped=outcome.dropped,
+                       chars=outcome.chars + len(text), extra=extra)
+    extra["start_decision"], extra["start_reason"] = outcome.decision, outcome.reason
+    return Outcome("reminded", CARRIED, output=output, gate="writeback", chars=len(text), extra=extra)

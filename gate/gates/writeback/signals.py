@@ -49,9 +49,14 @@ def _number(rules: Rules, key: str, default: int) -> int:
 
 
 def _tail(text: str, chars: int) -> str:
-    """The last `chars` characters, code fences dropped (a question in a code sample asks nobody)."""
-    tail = text[-chars * 2 :]
+    """The last `chars` characters, code fences dropped (a question in a code sample asks nobody). The cut may
+    fall inside a code block: its rest is dropped up to its closing fence, not paired with the next opening one
+    (which swallowed the prose between them, a closing question included)."""
+    start = max(0, len(text) - chars * 2)
+    tail = text[start:]
     if "```" in tail:
+        if text.count("```", 0, start) % 2:  # the cut falls inside a code block: what is left of it goes first
+            tail = tail[tail.find("```") + 3 :]
         tail = re.sub(r"```.*?(?:```|$)", " ", tail, flags=re.S)
     return tail[-chars:].strip()
 

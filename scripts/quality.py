@@ -1,0 +1,211 @@
+"""The gate-quality figures of docs/quality.md, measured once and written from that one run.
+
+    .venv/bin/python scripts/quality.py --root MIRROR            # replay dev and test, save the run, write the doc
+    .venv/bin/python scripts/quality.py --root MIRROR --check    # replay, and fail if the run or the doc differ
+    PYTHONPATH=OLD_CHECKOUT .venv/bin/python scripts/quality.py --root MIRROR --out eval/quality/before.json
+                                                                 # the "before" column: another checkout's code
+
+MIRROR is the corpus laid out as transcripts (`scripts/corpus/mirror.py --out MIRROR`); without --root the
+mirror is built from ../shared/corpora into a temporary directory. Each split (eval/labels/dev, eval/labels/test)
+is replayed once with its three label files together (write-back, delivery, shift), in a throwaway GATE_HOME, as
+`gate replay --labels … --labels … --labels …` does. Only aggregate figures are kept (eval/quality/run.json): no
+text of the sessions. docs/quality.md's gate-quality tables are rendered from that file and eval/quality/before.json
+between the `quality-figures` markers; tests/test_labelled_sets.py checks that the doc is that rendering, and, where
+the corpus is at hand, that today's code still measures exactly the saved run and keeps the floors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+LABELS = REPO / "eval" / "labels"
+RUN_FILE = REPO / "eval" / "quality" / "run.json"
+BEFORE_FILE = REPO / "eval" / "quality" / "before.json"
+DOC = REPO / "docs" / "quality.md"
+CORPUS = REPO.parent / "shared" / "corpora"
+SPLITS = ("dev", "test")
+LABEL_FILES = ("writeback", "delivery", "shift")
+BEGIN = "<!-- quality-figures: begin (written by scripts/quality.py from eval/quality/run.json; do not edit) -->"
+END = "<!-- quality-figures: end -->"
+
+WRITEBACK_KEYS = ("n", "tp", "fp", "fn", "tn", "precision", "recall", "recall_blocked_or_reminded",
+                  "false_block_rate", "blocks_per_100_turns", "reminders_per_100_turns",
+                  "reminders_on_ordinary_per_100_turns", "deferred_not_reminded", "long_sessions",
+                  "long_sessions_with_false_block")
+SHIFT_KEYS = ("n", "tp", "fp", "fn", "tn", "precision", "recall")
+DELIVERY_KEYS = ("expected", "reached", "recall", "recall_prompt_time", "recall_session_start", "recall_index_only",
+                 "injected", "injected_relevant", "injected_precision", "noise", "noise_prompts", "leaks",
+                 "leaks_measured")
+
+
+def aggregates(scores: dict[str, Any]) -> dict[str, Any]:
+    """What a split's scores say in figures alone (the wrong cases quote the sessions: they stay out)."""
+    wb, shift, delivery = scores["writeback"], scores["recall_shift"], scores["delivery"]
+    return {
+        "writeback": {k: wb[k] for k in WRITEBACK_KEYS},
+        "shift": {k: shift[k] for k in SHIFT_KEYS},
+        "shift_verdict": {k: scores["shift_verdict"][k] for k in SHIFT_KEYS},
+        "delivery": {k: delivery[k] for k in DELIVERY_KEYS} | {"by_language": {
+            language: {k: figures[k] for k in ("expected", "reached", "recall", "recall_prompt_time")}
+            for language, figures in delivery["by_language"].items()}},
+        "unmatched": len(scores["unmatched"]),
+    }
+
+
+def measure_split(root: Path, split: str) -> dict[str, Any]:
+    """Replay one split's labelled sessions with the current code and rules; its aggregate figures."""
+    from gate.paths import ProjectPaths
+    from gate.replay.labels import load_labels, merged, score
+    from gate.replay.run import replay_all
+
+    labels = merged([load_labels(str(LABELS / split / f"{name}.jsonl"), str(root)) for name in LABEL_FILES])
+    with tempfile.TemporaryDirectory(prefix="gate-quality-") as scratch:
+        project = Path(scratch) / "project"
+        (project / ".git").mkdir(parents=True)
+        replay = replay_all(labels.transcripts, ProjectPaths.for_cwd(project), None, labels)
+    return aggregates(score(labels, replay.runs, replay.store_ids))
+
+
+def measure(root: Path) -> dict[str, Any]:
+    return {split: measure_split(root, split) for split in SPLITS}
+
+
+def build_mirror(out: Path) -> Path:
+    if not (CORPUS / "sessions").is_dir():
+        raise SystemExit(f"no corpus at {CORPUS} (give --root MIRROR)")
+    subprocess.run([sys.executable, str(REPO / "scripts" / "corpus" / "mirror.py"), "--out", str(out),
+                    "--corpus", str(CORPUS)], check=True, capture_output=True, timeout=600)
+    return out
+
+
+# --- the tables ------------------------------------------------------------------------------------------------
+
+
+def _f(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f} %"
+
+
+def _n(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
+ROWS: list[tuple[str, Any, str]] = [
+    # (row, how a split's figures read in it, target on the test split)
+    ("write-back, blocks alone: precision / recall",
+     lambda s: f"{_f(s['writeback']['precision'])} / {_f(s['writeback']['recall'])}", "— / 0.30"),
+    ("write-back: blocked, or reminded at the next prompt (recall)",
+     lambda s: _f(s["writeback"]["recall_blocked_or_reminded"]), "0.55"),
+    ("write-back: false blocks, share of ordinary turns", lambda s: _pct(s["writeback"]["false_block_rate"]), "1.5 %"),
+    ("write-back: blocks / reminders per 100 turns (reminders on ordinary turns)",
+     lambda s: f"{_n(s['writeback']['blocks_per_100_turns'])} / {_n(s['writeback']['reminders_per_100_turns'])} "
+               f"({_n(s['writeback']['reminders_on_ordinary_per_100_turns'])})", "— / (8)"),
+    ("write-back: sessions of 10 turns or more with a false block",
+     lambda s: f"{s['writeback']['long_sessions_with_false_block']} of {s['writeback']['long_sessions']}", ""),
+    ("write-back: turns deferred whose reminder never came (withdrawn, capped, last turn)",
+     lambda s: str(s["writeback"]["deferred_not_reminded"]), ""),
+    ("recall: expected memories that reached the agent, index line or full text",
+     lambda s: _f(s["delivery"]["recall"]), "0.75"),
+    ("— of them in full at a prompt", lambda s: _f(s["delivery"]["recall_prompt_time"]), "0.60"),
+    ("recall: injected memories relevant where injected", lambda s: _f(s["delivery"]["injected_precision"]), "0.30"),
+    ("recall: noise (memories injected at prompts that should get none)",
+     lambda s: f"{s['delivery']['noise']} at {s['delivery']['noise_prompts']} prompts", "40"),
+    ("recall: searched memory where a shift is labelled, precision / recall",
+     lambda s: f"{_f(s['shift']['precision'])} / {_f(s['shift']['recall'])}", ""),
+    ("recall: the topic-shift verdict alone, precision / recall (a diagnostic)",
+     lambda s: f"{_f(s['shift_verdict']['precision'])} / {_f(s['shift_verdict']['recall'])}", ""),
+    ("recall: cross-project leaks", lambda s: str(s["delivery"]["leaks"]), "0"),
+]
+
+
+def _sizes(split: dict[str, Any]) -> str:
+    wb, d, sh = split["writeback"], split["delivery"], split["shift"]
+    return (f"{wb['n']} turns ({wb['tp'] + wb['fn']} should block, {wb['fp'] + wb['tn']} ordinary), "
+            f"{d['expected']} expected memories, {sh['n']} prompts ({sh['tp'] + sh['fn']} shifts)")
+
+
+def render(run: dict[str, Any], before: dict[str, Any]) -> str:
+    """The gate-quality tables (test split, then dev) with the markers around them."""
+    lines = [BEGIN, ""]
+    for split, title in (("test", "test split (frozen; read in aggregate only)"), ("dev", "dev split (tuned on)")):
+        now, old = run[split], before.get(split)
+        lines.append(f"{title}: {_sizes(now)}.")
+        lines.append("")
+        header = f"| {split} split | before ({before.get('code', '?')}) | now |"
+        header += " target |" if split == "test" else ""
+        lines += [header, "| --- | ---: | ---: |" + (" ---: |" if split == "test" else "")]
+        for name, cell, target in ROWS:
+            row = f"| {name} | {cell(old) if old else '—'} | {cell(now)} |"
+            lines.append(row + (f" {target} |" if split == "test" else ""))
+        lines.append("")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def doc_section(text: str) -> str | None:
+    """The rendered part of docs/quality.md, markers included (None when the markers are missing)."""
+    start, end = text.find(BEGIN), text.find(END)
+    return text[start:end + len(END)] if start >= 0 and end > start else None
+
+
+def write_doc(run: dict[str, Any], before: dict[str, Any]) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    old = doc_section(text)
+    if old is None:
+        raise SystemExit(f"{DOC}: the quality-figures markers are missing (put them where the tables go)")
+    DOC.write_text(text.replace(old, render(run, before)), encoding="utf-8")
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", type=Path, help="the corpus mirror (scripts/corpus/mirror.py --out)")
+    parser.add_argument("--out", type=Path, default=RUN_FILE, help="where the run goes (default: %(default)s)")
+    parser.add_argument("--code", default="", help="the commit measured, kept in the run (default: git HEAD)")
+    parser.add_argument("--check", action="store_true", help="write nothing: fail if the run or the doc differ")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="gate-quality-home-") as home:
+        os.environ["GATE_HOME"] = os.environ["HOME"] = home  # the replays' state stays out of the real one
+        root = args.root or build_mirror(Path(home) / "mirror")
+        import gate
+
+        code_dir = Path(gate.__file__).resolve().parents[1]
+        code = args.code or subprocess.run(["git", "-C", str(code_dir), "rev-parse", "--short", "HEAD"],
+                                           capture_output=True, text=True).stdout.strip()
+        run = {"code": code, **measure(root)} if args.out != RUN_FILE else measure(root)  # (the run's own code:
+        # the commit that holds it, which cannot name itself)
+    if args.check:
+        saved, before = load(args.out), load(BEFORE_FILE)
+        problems = [f"{split}: measured {run[split]} but {args.out.name} has {saved.get(split)}"
+                    for split in SPLITS if saved.get(split) != run[split]]
+        if doc_section(DOC.read_text(encoding="utf-8")) != render(saved, before):
+            problems.append(f"{DOC.name} is not the rendering of {args.out.name}")
+        print("\n".join(problems) or "the run and the doc are current")
+        return 1 if problems else 0
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(run, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"{args.out}: code {code} (gate from {code_dir})")
+    for split in SPLITS:
+        print(f"{split}: {json.dumps(run[split]['writeback'])}")
+    if args.out == RUN_FILE:
+        write_doc(run, load(BEFORE_FILE))
+        print(f"{DOC}: tables written")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

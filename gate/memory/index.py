@@ -26,7 +26,7 @@ import tantivy
 
 from gate.memory.analyzer import ANALYZER_NAME, analyzer
 from gate.memory.scan import SUFFIX, settled
-from gate.paths import ProjectPaths, ensure_private_dir, replace_file
+from gate.paths import ProjectPaths, background_python, ensure_private_dir, replace_file
 from gate.textproc import prepare
 
 join = os.path.join
@@ -559,10 +559,9 @@ class MemoryIndex:
         return count
 
     def _spawn_build(self) -> None:
-        """Start `python -m gate.memory.index ROOT` detached, unless a build holds the build lock."""
+        """Start gate.memory.index's main(ROOT) detached, unless a build holds the build lock."""
         import fcntl
         import subprocess
-        import sys
 
         try:
             ensure_private_dir(self.dir)
@@ -572,7 +571,7 @@ class MemoryIndex:
             finally:
                 os.close(lock_fd)
             subprocess.Popen(  # detached and silent: Claude Code waits for the hook's stdout to close
-                [sys.executable, "-m", "gate.memory.index", self.paths.root],
+                background_python("gate.memory.index", self.paths.root),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, close_fds=True,
             )

@@ -86,11 +86,10 @@ class Gate:
     missing: str = ""
     location: str = ""  # where `import gate` resolved, for the report
     commit: str = ""
-
-    @property
-    def hook(self) -> list[str]:
-        """The command exactly as `gate install` wires it (gate/install/wiring.py), marker aside."""
-        return [self.python, "-P", "-c", "from gate.hook import main; main()"]
+    # The hook's argv as this gate's own launcher runs it (asked of the gate under test, see hook_argv_of);
+    # the `-P` form of gates from before gate/install/launcher.py's hook_argv, which find a snapshot through
+    # PYTHONPATH.
+    hook: list[str] = field(default_factory=list)
 
     def env(self, home: Path, project: Path) -> dict[str, str]:
         """The child environment: a temp GATE_HOME, no other GATE_* (GATE_WRITEBACK unset, so Stop evaluates),
@@ -204,10 +203,29 @@ def find_gate(python: str, src: Path | None, commit: str = "") -> Gate:
             gate.missing = "gate.hook is not importable yet"
             return gate
         gate.location = probe.stdout.strip()
+        gate.hook = hook_argv_of(python, env, home)
         probe = subprocess.run([*cli, "import", "--help"], env=env, cwd=home, capture_output=True, timeout=60)
         if probe.returncode != 0:
             gate.missing = "`gate import` is not available yet"
     return gate
+
+
+PLAIN_HOOK = "from gate.hook import main; main()"  # how gates before `launcher.hook_argv` ran their hooks
+HOOK_ARGV_PROBE = (
+    "import json, sys; from gate.install.launcher import hook_argv; print(json.dumps(hook_argv(sys.executable)))"
+)
+
+
+def hook_argv_of(python: str, env: dict[str, str], cwd: str) -> list[str]:
+    """The hook's argv exactly as the gate under test wires it (its launcher, gate/install/launcher.py), for its
+    own import path: a snapshot given with --gate-src is on that path, since `-I` ignores PYTHONPATH."""
+    probe = subprocess.run([python, "-c", HOOK_ARGV_PROBE], env=env, cwd=cwd, capture_output=True, text=True,
+                           timeout=60)
+    if probe.returncode == 0:
+        argv = json.loads(probe.stdout)
+        if isinstance(argv, list) and argv and all(isinstance(arg, str) for arg in argv):
+            return argv
+    return [python, "-P", "-c", PLAIN_HOOK]
 
 
 # --- checks: each row must do what its name says, or the table says it did not -------------------------------
@@ -613,8 +631,11 @@ def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
         rows = [_row(sections, *a), _row(sections, *b)]
         medians = [row.median_ms if row else None for row in rows]
         value = medians[0] / medians[1] if medians[0] is not None and medians[1] else None
+        cpus = [row.median_cpu_ms if row else None for row in rows]
+        cpu_value = cpus[0] / cpus[1] if cpus[0] is not None and cpus[1] else None
         failed = [row.name for row in rows if row is not None and row.failures]
-        return Target(name, value, op, limit, caveat=f"check failures in: {', '.join(failed)}" if failed else "")
+        caveat = f"check failures in: {', '.join(failed)}" if failed else ""
+        return Target(name, value, op, limit, caveat=caveat, cpu_value=cpu_value)
 
     hook_rows = [
         row

@@ -41,7 +41,11 @@ if TYPE_CHECKING:
 # 4: the cues field, each document's file signature, supersession derived from links; unspaced scripts indexed
 # as character pairs (gate.textproc.prepare). An index of another version is rebuilt.
 SCHEMA_VERSION = 4
-WRITER_HEAP = 15_000_000
+# The writer's memory budget: tantivy flushes a segment each time it is spent, and a search in a fresh process
+# pays for every segment (opening it, and each field's term dictionary at the first query: ~0.25 ms apiece).
+# 15 MB made 9 segments of 100,000 memories; 400 MB holds that many in one. The arena grows as documents
+# come, so a hook's one-document write costs no more memory than before (measured: the same peak RSS).
+WRITER_HEAP = 400_000_000
 SCOPES_INDEXED = ("private", "team", "user")
 # A hook builds a missing index itself only for stores this small; a larger build (e.g. 100k memories after
 # the cache was cleared) would outlast the hook's timeout on every prompt, so it goes to a detached process.

@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -69,11 +70,13 @@ class Options:
     python: str
     out: Path
     gate_src: str | None
+    before_src: str | None
     json: bool
     keep: bool
     seed: int
     quick: bool
     only: str | None = None
+    ledgers: int = 5000
 
 
 @dataclass
@@ -90,6 +93,7 @@ class Gate:
     # the `-P` form of gates from before gate/install/launcher.py's hook_argv, which find a snapshot through
     # PYTHONPATH.
     hook: list[str] = field(default_factory=list)
+    before: Gate | None = None  # --before: other code whose hooks run beside these, in the same rounds
 
     def env(self, home: Path, project: Path) -> dict[str, str]:
         """The child environment: a temp GATE_HOME, no other GATE_* (GATE_WRITEBACK unset, so Stop evaluates),
@@ -139,6 +143,14 @@ def parse_args(argv: list[str] | None) -> Options:
         help="run gate from this source directory (put first on PYTHONPATH), or HEAD for a `git archive` "
         "snapshot of the last commit (default: the installed gate, i.e. the working tree)",
     )
+    parser.add_argument("--ledgers", type=int,
+                        help="ledgers of past sessions (the last 14 days) in the recall section's home, as a heavy "
+                             "user has them (default 5000; quick 100)")
+    parser.add_argument(
+        "--before",
+        help="other gate code to compare with (a source directory, e.g. a `git archive` of main): each gate hook "
+        "row gets a twin row, `… [before]`, running that code's hook on the same store in the same rounds",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--only", choices=["recall", "subagents"],
                         help="run one section alone: recall (the recall and session-start rows, at every store size) "
@@ -163,11 +175,13 @@ def parse_args(argv: list[str] | None) -> Options:
         python=args.python,
         out=args.out,
         gate_src=args.gate_src,
+        before_src=args.before,
         json=args.json,
         keep=args.keep,
         seed=args.seed,
         quick=quick,
         only=args.only,
+        ledgers=args.ledgers if args.ledgers is not None else (100 if quick else 5000),
     )
 
 
@@ -334,6 +348,47 @@ def build_store(size: int, opts: Options, work: Path, gate: Gate) -> Store:
 
 
 # --- sections ---------------------------------------------------------------------------------------------------
+BEFORE = " [before]"
+BEFORE_OFFSET = 500_000  # the twins' run indexes: sessions of their own, never one the gate under test ran
+
+
+def with_before(group: list[Candidate], gate: Gate) -> list[Candidate]:
+    """The group, plus a twin of each gate hook row when --before names other code: the same events (in
+    sessions of its own), the same store and home, that code's hook command; measured in the same rounds."""
+    before = gate.before
+    if before is None or before.missing:
+        return group
+    twins = []
+    for cand in group:
+        if cand.argv != gate.hook:
+            continue
+        env = {k: v for k, v in (cand.env or {}).items() if k != "PYTHONPATH"}
+        if before.src is not None:
+            env["PYTHONPATH"] = str(before.src)
+        prepare = cand.prepare
+        twins.append(Candidate(
+            cand.name + BEFORE,
+            before.hook,
+            stdin=lambda i, c=cand: c.stdin_for(i + BEFORE_OFFSET),
+            env=env,
+            cwd=cand.cwd,
+            prepare=(lambda i, p=prepare: p(i + BEFORE_OFFSET)) if prepare is not None else None,
+            check=cand.check,
+            note=f"{before.location}: the row above, run by that code",
+        ))
+    return group + twins
+
+
+def ordered_rows(order: list[str], results: dict[str, Result]) -> list[Result]:
+    """The rows in this order, each gate row's [before] twin (when measured) right after it."""
+    rows = []
+    for name in order:
+        rows.append(results[name])
+        if name + BEFORE in results:
+            rows.append(results[name + BEFORE])
+    return rows
+
+
 def floor_candidate(opts: Options, env: dict[str, str], cwd: Path, stdin: bytes) -> Candidate:
     return Candidate(FLOOR, [opts.python, str(SCRIPTS / "floor.py")], stdin=stdin, env=env, cwd=cwd, check=check_floor)
 
@@ -412,6 +467,28 @@ def search_candidate(gate: Gate, store: Store, home: Path, max_seconds: float, n
     )
 
 
+def seed_ledgers(home: Path, count: int, seed: int) -> str:
+    """`count` ledgers of past sessions, last touched at random times in the last 14 days (the default age at
+    which they are pruned), beside the ones the benchmark's own sessions write: what a session start finds in a
+    heavy or scripted user's state directory."""
+    import random
+
+    sessions = home / "state" / "sessions"
+    template = next(sessions.glob("*.json"), None)
+    if template is None:
+        return "no ledger to copy: none seeded"
+    body = template.read_bytes()
+    rng = random.Random(seed)
+    now = time.time()
+    for number in range(count):
+        path = sessions / f"bench-past-{number:06d}.json"
+        path.write_bytes(body)
+        (sessions / f"bench-past-{number:06d}.lock").touch()
+        when = now - rng.uniform(0, 14 * 86400 - 3600)
+        os.utime(path, (when, when))
+    return f"{count:,} ledgers of past sessions of the last 14 days in the state directory"
+
+
 def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) -> Section:
     env = gate.env(store.home, store.project)
     event = prompts.prompt_event(prompts.session_id("peer"), prompts.SHIFT, transcript, store.project)
@@ -450,7 +527,9 @@ def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) ->
         noshift, shift = recall_candidates(opts, gate, store, store.home, transcript, f"recall-{store.size}")
         group += [noshift, shift, session_start_candidate(gate, store, store.home, f"recall-{store.size}"),
                   search_candidate(gate, store, store.home, opts.slow_cap_s)]
-    group += peers
+        if opts.ledgers:
+            store.setup.append(seed_ledgers(store.home, opts.ledgers, opts.seed))
+    group = with_before(group, gate) + peers
     _log(f"recall at {store.size:,} memories: {len(group)} candidates x {opts.runs} runs")
     notes: list[str] = []
     results = measure_group(
@@ -461,7 +540,7 @@ def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) ->
     return Section(
         key=f"recall-{store.size}",
         title=f"Recall, {store.size:,} memories",
-        rows=[by_name[name] for name in order],
+        rows=ordered_rows(order, by_name),
         reference=FLOOR,
         info=store.setup + notes,
         versus=SHIFT,
@@ -499,6 +578,7 @@ def stop_section(opts: Options, gate: Gate, store: Store, transcripts: list[Tran
                 note="fresh session per run",
             )
         )
+    group = with_before(group, gate)
     _log(f"Stop hook: {len(group)} candidates x {opts.runs} runs")
     notes: list[str] = []
     results = measure_group(
@@ -511,7 +591,7 @@ def stop_section(opts: Options, gate: Gate, store: Store, transcripts: list[Tran
     return Section(
         key="stop",
         title="Stop hook on a turn with evidence (a fix and a decision)",
-        rows=[by_name[FLOOR], *[by_name[stop_row(t.target)] for t in transcripts]],
+        rows=ordered_rows([FLOOR, *[stop_row(t.target) for t in transcripts]], by_name),
         reference=FLOOR,
         info=info,
     )
@@ -642,12 +722,17 @@ def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
         for section in sections.values()
         for row in section.rows
         if row.name.startswith("gate") and "hook" in row.name and row.peak_rss_mb is not None
+        and not row.name.endswith(BEFORE)
     ]
     worst = max(hook_rows, key=lambda row: row.peak_rss_mb or 0.0, default=None)
+    # Limits of issue 31 (the hooks at the interpreter's floor) where it set one, else of the issue before.
     return [
-        ratio(f"recall hook, shift / floor, {at}", (recall, SHIFT), (recall, FLOOR), "<=", 1.5),
+        ratio(f"recall hook, shift / floor, {at}", (recall, SHIFT), (recall, FLOOR), "<=", 1.6),
         ratio(f"recall hook, no-shift / floor, {at}", (recall, NOSHIFT), (recall, FLOOR), "<=", 1.2),
-        ratio(f"session-start hook with the index / floor, {at}", (recall, START), (recall, FLOOR), "<=", 2.0),
+        ratio(f"session-start hook with the index / floor, {at}, {opts.ledgers:,} past ledgers", (recall, START),
+              (recall, FLOOR), "<=", 1.6),
+        ratio(f"Stop hook, {format_size(small_t)} transcript / floor", ("stop", stop_row(small_t)), ("stop", FLOOR),
+              "<=", 1.25),
         ratio(
             f"Stop hook, {format_size(large_t)} / {format_size(small_t)} transcript",
             ("stop", stop_row(large_t)),
@@ -663,7 +748,7 @@ def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
             "<=",
             1.1,
         ),
-        ratio("spawn hook / floor", ("subagents", SPAWN), ("subagents", FLOOR), "<=", 2.0),
+        ratio("spawn hook / floor", ("subagents", SPAWN), ("subagents", FLOOR), "<=", 1.8),
         ratio("spawn hook / recall hook (shift)", ("subagents", SPAWN), ("subagents", SHIFT), "<=", 1.1),
         ratio("tool call inside a subagent / in the main conversation", ("subagents", SUB_TOOL), ("subagents", TOOL),
               "<=", 1.1),
@@ -713,6 +798,9 @@ def main(argv: list[str] | None = None) -> int:
             src = Path(opts.gate_src).resolve()
         gate = find_gate(opts.python, src, commit)
         _log(f"gate: {gate.missing or gate.location} {commit}")
+        if opts.before_src:
+            gate.before = find_gate(opts.python, Path(opts.before_src).resolve())
+            _log(f"before: {gate.before.missing or gate.before.location} ({shlex.join(gate.before.hook[1:3])})")
         transcript_dir = work / "transcripts"
         transcripts = [
             write_transcript(transcript_dir / f"{format_size(size)}.jsonl", size, seed=opts.seed + 4)
@@ -751,7 +839,8 @@ def main(argv: list[str] | None = None) -> int:
             "quick": opts.quick,
             "python": opts.python,
         },
-        "gate": gate.missing or f"{gate.location}" + (f" (snapshot of {gate.commit})" if gate.commit else ""),
+        "gate": gate.missing or f"{gate.location}" + (f" (snapshot of {gate.commit})" if gate.commit else "")
+        + (f"; [before] rows: {gate.before.missing or gate.before.location}" if gate.before else ""),
         "duration_s": round(time.perf_counter() - started, 1),
     }
     goals = targets(opts, sections)

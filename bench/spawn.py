@@ -73,6 +73,10 @@ def spawn_section(opts: Any, gate: Any, store: Any, transcript: Path, floor: Any
                                     "cwd": str(project), "hook_event_name": "SubagentStop",
                                     "stop_hook_active": False, "last_assistant_message": "Done.", **sub}).encode()),
     ]
+    from bench.run import ordered_rows, with_before
+
+    names = [c.name for c in group]
+    group = with_before(group, gate)
     log(f"subagents at {store.size:,} memories: {len(group)} candidates x {opts.runs} runs")
     notes: list[str] = []
     results = measure_group(group, opts.runs, opts.warmup, seed=opts.seed + 24, progress=log, python=opts.python,
@@ -80,7 +84,7 @@ def spawn_section(opts: Any, gate: Any, store: Any, transcript: Path, floor: Any
     return Section(
         key="subagents",
         title=f"Subagents, {store.size:,} memories",
-        rows=[results[c.name] for c in group],
+        rows=ordered_rows(names, results),
         reference=floor.name,
         info=store.setup + notes,
         versus=SPAWN,

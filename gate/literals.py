@@ -104,7 +104,7 @@ def lazy_patterns(sources: list[str] | tuple[str, ...], flags: int, table: dict[
 
 
 # --- compiled programs, kept across processes ---------------------------------------------------------------
-_programs: dict[tuple[str, int], tuple[Any, ...]] | None = None
+_programs: dict[tuple[Any, int], tuple[Any, ...]] | None = None
 MAX_PROGRAMS = 2000  # a cache past this (rules edited many times over) starts again
 
 
@@ -116,7 +116,7 @@ def _programs_file() -> str:
     return os.path.join(user_dirs().cache, "rules", f"sre-{_sre.MAGIC}-{sys.hexversion:x}.marshal")
 
 
-def _known_programs() -> dict[tuple[str, int], tuple[Any, ...]]:
+def _known_programs() -> dict[tuple[Any, int], tuple[Any, ...]]:
     global _programs
     if _programs is None:
         import marshal
@@ -130,8 +130,9 @@ def _known_programs() -> dict[tuple[str, int], tuple[Any, ...]]:
     return _programs
 
 
-def compile_cached(source: str, flags: int = 0) -> re.Pattern[str]:
-    """re.compile(source, flags), from the program an earlier process compiled when there is one."""
+def compile_cached(source: Any, flags: int = 0) -> re.Pattern[Any]:
+    """re.compile(source, flags) for a str or bytes pattern, from the program an earlier process compiled when
+    there is one."""
     import _sre
     from array import array
 
@@ -167,7 +168,7 @@ def compile_cached(source: str, flags: int = 0) -> re.Pattern[str]:
     return pattern
 
 
-def _save_programs(programs: dict[tuple[str, int], tuple[Any, ...]]) -> None:
+def _save_programs(programs: dict[tuple[Any, int], tuple[Any, ...]]) -> None:
     import marshal
 
     from gate.paths import ensure_private_dir, replace_file

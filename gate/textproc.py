@@ -16,13 +16,25 @@ from functools import cache
 
 import Stemmer
 
+from gate.literals import compile_cached
 from gate.rules import load_rules
 
 # tantivy's simple tokenizer: runs of alphanumeric characters (str.isalnum, i.e. \w without the underscore)
-_TOKEN = re.compile(r"[^\W_]+")
+TOKEN = r"[^\W_]+"
 # camelCase / PascalCase / digit boundaries: "parseHTTPConfig2" -> "parse HTTP Config 2"
 CAMEL = r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])"  # compiled when first needed
-_IDENT = re.compile(r"\b[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b")
+IDENT = r"\b[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b"
+
+
+# The patterns compile when first used, from the program an earlier process kept (gate/literals.py).
+@cache
+def _token() -> re.Pattern[str]:
+    return compile_cached(TOKEN)
+
+
+@cache
+def _ident() -> re.Pattern[str]:
+    return compile_cached(IDENT)
 
 
 # Scripts written without spaces between words (Han, kana, Hangul): a run of them is cut into overlapping
@@ -34,7 +46,7 @@ UNSPACED = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]
 
 @cache
 def _unspaced() -> re.Pattern[str]:
-    return re.compile(UNSPACED)
+    return compile_cached(UNSPACED)
 
 
 def _bigrams(match: re.Match[str]) -> str:
@@ -53,7 +65,7 @@ def prepare(text: str) -> str:
 
 def expand_identifiers(text: str) -> str:
     """Append the parts of camelCase identifiers so both the whole and its parts are searchable."""
-    idents = _IDENT.findall(text)
+    idents = _ident().findall(text)
     if not idents:
         return text
     return f"{text} {' '.join(re.sub(CAMEL, ' ', ident) for ident in idents)}"
@@ -82,7 +94,7 @@ def tokens(text: str) -> list[str]:
     stemmed — what tantivy indexes for the same text."""
     max_len, _, words = text_rules()
     kept = []
-    for raw in _TOKEN.findall(text):
+    for raw in _token().findall(text):
         if raw.isascii():
             token = raw.lower()
             size = len(token)

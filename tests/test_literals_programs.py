@@ -90,3 +90,13 @@ def test_a_later_stop_hook_parses_no_rule_pattern(project: Path, tmp_path: Path)
         compiled.append(set(json.loads(done.stdout.decode().rsplit("\n", 1)[-1])) & rule_patterns)
     assert len(compiled[0]) > 5  # the rules' patterns this turn needed, compiled (and kept)
     assert not compiled[1], sorted(compiled[1])  # the next process took them from the cache
+
+
+def test_bytes_patterns_are_kept_too() -> None:
+    from gate.session.transcript import CONVERSATION_TYPE
+
+    for _ in range(2):  # compiled, then taken from the file
+        literals._programs = None
+        pattern = literals.compile_cached(CONVERSATION_TYPE)
+        assert pattern.pattern == CONVERSATION_TYPE and pattern.flags == re.compile(CONVERSATION_TYPE).flags
+        assert pattern.search(b'{"type": "assistant", "message": {}}') and not pattern.search(b'{"type": "summary"}')

@@ -118,6 +118,7 @@ class Store:
     project: Path
     home: Path
     setup: list[str] = field(default_factory=list)
+    before_home: Path | None = None  # the same memories imported by the --before code, for its rows
 
 
 def _log(message: str) -> None:
@@ -131,7 +132,8 @@ def parse_args(argv: list[str] | None) -> Options:
     parser.add_argument("--runs", type=int, help="timed runs per candidate (default 20; quick 5)")
     parser.add_argument("--warmup", type=int, help="untimed rounds before timing (default 2; quick 1)")
     parser.add_argument("--transcripts", help="Stop-hook transcript sizes (default 50KB,5MB,50MB; quick 50KB,5MB)")
-    parser.add_argument("--remembers", type=int, help="successive `gate remember` calls (default 150; quick 20)")
+    parser.add_argument("--remembers", type=int,
+                        help="successive `gate remember` calls (default 150; quick 20; 0: no write section)")
     parser.add_argument("--remember-size", type=int, help="store size for the write/read test (default 10000)")
     parser.add_argument("--slow-cap", type=float, help="seconds after which a slow candidate stops sampling")
     parser.add_argument("--python", default=sys.executable, help="interpreter for hooks (default: this one)")
@@ -344,6 +346,11 @@ def build_store(size: int, opts: Options, work: Path, gate: Gate) -> Store:
     if not gate.missing:
         seconds = gate_import(gate, store, store.home)
         store.setup.append(f"`gate import` of {size:,} memories: {seconds:.1f} s ({size / seconds:,.0f} memories/s)")
+    if gate.before is not None and not gate.before.missing:
+        # The [before] rows read an index their own code built (its segments, its manifests), never this one.
+        store.before_home = base / "home-before"
+        seconds = gate_import(gate.before, store, store.before_home)
+        store.setup.append(f"[before] `gate import` of {size:,} memories: {seconds:.1f} s")
     return store
 
 
@@ -352,31 +359,42 @@ BEFORE = " [before]"
 BEFORE_OFFSET = 500_000  # the twins' run indexes: sessions of their own, never one the gate under test ran
 
 
-def with_before(group: list[Candidate], gate: Gate) -> list[Candidate]:
+def with_before(group: list[Candidate], gate: Gate, store: Store) -> list[Candidate]:
     """The group, plus a twin of each gate hook row when --before names other code: the same events (in
-    sessions of its own), the same store and home, that code's hook command; measured in the same rounds."""
+    sessions of its own), the same memories as that code imported them, that code's hook command; measured in
+    the same rounds. Rows that set their session up first (the recall prompts) get their twins from
+    recall_candidates, run with that code; they are passed over here."""
     before = gate.before
-    if before is None or before.missing:
+    if before is None or before.missing or store.before_home is None:
         return group
     twins = []
     for cand in group:
-        if cand.argv != gate.hook:
+        if cand.argv != gate.hook or cand.prepare is not None or cand.name.endswith(BEFORE):
             continue
         env = {k: v for k, v in (cand.env or {}).items() if k != "PYTHONPATH"}
+        env["GATE_HOME"] = str(store.before_home)
         if before.src is not None:
             env["PYTHONPATH"] = str(before.src)
-        prepare = cand.prepare
         twins.append(Candidate(
             cand.name + BEFORE,
             before.hook,
             stdin=lambda i, c=cand: c.stdin_for(i + BEFORE_OFFSET),
             env=env,
             cwd=cand.cwd,
-            prepare=(lambda i, p=prepare: p(i + BEFORE_OFFSET)) if prepare is not None else None,
             check=cand.check,
-            note=f"{before.location}: the row above, run by that code",
+            note=f"{before.location}: the row above, run by that code on its own import",
         ))
     return group + twins
+
+
+def recall_twins(opts: Options, gate: Gate, store: Store, transcript: Path, label: str) -> list[Candidate]:
+    """The recall prompts' [before] rows: set up and run by the --before code, in its own import's home."""
+    if gate.before is None or gate.before.missing or store.before_home is None:
+        return []
+    twins = list(recall_candidates(opts, gate.before, store, store.before_home, transcript, f"{label}-before"))
+    for twin in twins:
+        twin.name += BEFORE
+    return twins
 
 
 def ordered_rows(order: list[str], results: dict[str, Result]) -> list[Result]:
@@ -525,11 +543,14 @@ def recall_section(opts: Options, gate: Gate, store: Store, transcript: Path) ->
         extra = skipped([NOSHIFT, SHIFT, START, SEARCH], gate.missing)
     else:
         noshift, shift = recall_candidates(opts, gate, store, store.home, transcript, f"recall-{store.size}")
-        group += [noshift, shift, session_start_candidate(gate, store, store.home, f"recall-{store.size}"),
-                  search_candidate(gate, store, store.home, opts.slow_cap_s)]
+        start = session_start_candidate(gate, store, store.home, f"recall-{store.size}")
+        group += [noshift, shift, start, search_candidate(gate, store, store.home, opts.slow_cap_s)]
+        group += with_before([start], gate, store)[1:] + recall_twins(opts, gate, store, transcript,
+                                                                      f"recall-{store.size}")
         if opts.ledgers:
-            store.setup.append(seed_ledgers(store.home, opts.ledgers, opts.seed))
-    group = with_before(group, gate) + peers
+            for home in filter(None, (store.home, store.before_home)):
+                store.setup.append(seed_ledgers(home, opts.ledgers, opts.seed))
+    group += peers
     _log(f"recall at {store.size:,} memories: {len(group)} candidates x {opts.runs} runs")
     notes: list[str] = []
     results = measure_group(
@@ -578,7 +599,7 @@ def stop_section(opts: Options, gate: Gate, store: Store, transcripts: list[Tran
                 note="fresh session per run",
             )
         )
-    group = with_before(group, gate)
+    group = with_before(group, gate, store)
     _log(f"Stop hook: {len(group)} candidates x {opts.runs} runs")
     notes: list[str] = []
     results = measure_group(
@@ -690,7 +711,8 @@ def subagents_section(opts: Options, gate: Gate, store: Store, transcript: Path)
     floor = floor_candidate(opts, env, store.project, prompts.prompt_event(prompts.session_id("floor-sub"),
                                                                             prompts.SHIFT, transcript, store.project))
     _, shift = recall_candidates(opts, gate, store, store.home, transcript, f"subagents-{store.size}")
-    return spawn_section(opts, gate, store, transcript, floor, shift, _log)
+    twins = recall_twins(opts, gate, store, transcript, f"subagents-{store.size}")[1:]
+    return spawn_section(opts, gate, store, transcript, floor, shift, _log, twins)
 
 
 def _row(sections: dict[str, Section], key: str, name: str) -> Result | None:
@@ -815,9 +837,10 @@ def main(argv: list[str] | None = None) -> int:
                 sections[f"recall-{size}"] = recall_section(opts, gate, stores[size], recall_transcript)
         if opts.only is None:
             sections["stop"] = stop_section(opts, gate, stores[min(opts.sizes)], transcripts)
-            remember_store = stores.get(opts.remember_size) or build_store(opts.remember_size, opts, work, gate)
-            for section in write_read_sections(opts, gate, remember_store, recall_transcript):
-                sections[section.key] = section
+            if opts.remembers > 0:  # --remembers 0: no write section (it imports the store once more)
+                remember_store = stores.get(opts.remember_size) or build_store(opts.remember_size, opts, work, gate)
+                for section in write_read_sections(opts, gate, remember_store, recall_transcript):
+                    sections[section.key] = section
         if not gate.missing and opts.only in (None, "subagents"):
             sections["subagents"] = subagents_section(opts, gate, stores[min(opts.sizes)], recall_transcript)
     finally:

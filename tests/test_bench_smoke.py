@@ -38,16 +38,23 @@ ROWS = [
 ]
 
 
+# Rows that --before doubles: each gate hook row, run by the other code too.
+BEFORE_ROWS = [row + " [before]" for row in ROWS if row.startswith("gate") and "hook" in row and "remember" not in row]
+
+
 def test_quick_bench_fills_every_row(tmp_path: Path) -> None:
     out = tmp_path / "bench.md"
+    before = tmp_path / "before-src"  # other code to compare with: here a copy of this checkout's
+    shutil.copytree(REPO / "gate", before / "gate", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "rules", before / "rules")
     argv = [sys.executable, "-m", "bench", "--quick", "--sizes", "200", "--runs", "2", "--warmup", "1"]
-    argv += ["--transcripts", "50KB,1MB", "--remembers", str(REMEMBERS), "--out", str(out)]
+    argv += ["--transcripts", "50KB,1MB", "--remembers", str(REMEMBERS), "--out", str(out), "--before", str(before)]
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
 
     table = out.read_text(encoding="utf-8")
     assert table in done.stdout
-    for row in ROWS:
+    for row in ROWS + [r for r in BEFORE_ROWS if ", before " not in r and ", after " not in r]:
         assert f"| {row} |" in table, f"missing row {row!r}"
     assert "## Targets" in table
 

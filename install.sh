@@ -10,7 +10,8 @@
 #    writes this machine's hook launcher (~/.local/share/memory-gate/hook), which committed project settings run;
 # 3. wires the hooks into PROJECT_DIR (default: the current directory) with `gate install --scope SCOPE`
 #    (default scope: project) — skipped with --no-wire or GATE_INSTALL_NO_WIRE=1, and when the project would
-#    be this checkout itself (run here without PROJECT_DIR, it sets gate up and says how to wire a project);
+#    be this checkout or, without PROJECT_DIR, the home directory (whose .claude/settings.json is the user
+#    settings): then it sets gate up and says how to wire a project;
 # 4. runs `gate doctor` on that project and exits non-zero if it finds something broken.
 #
 # Safe to run again: it reuses a working .venv, `gate install` changes nothing when already wired, and an
@@ -25,8 +26,11 @@ wire_skipped=""
 scope="project"
 wire="yes"
 case "${GATE_INSTALL_NO_WIRE:-}" in 1 | true | yes | on) wire="no" ;; esac
+step="setting gate up"
+# Ctrl-C: say where it stopped and what is done, not a failure of the step it interrupted.
+trap 'printf "\ninstall.sh: interrupted while %s; run ./install.sh again to finish (it reuses what is done)\n" "$step" >&2; exit 130' INT
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 say() { printf 'install.sh: %s\n' "$*"; }
 die() {
     printf 'install.sh: error: %s\n' "$1" >&2
@@ -130,6 +134,8 @@ elif on_path "$local_bin"; then
     if [ -e "$local_bin/gate" ] && [ ! -L "$local_bin/gate" ]; then
         say "warning: $local_bin/gate exists and is not a symlink; leaving it alone"
         say "gate is at $gate"
+    elif [ -L "$local_bin/gate" ] && [ "$(readlink "$local_bin/gate")" = "$gate" ]; then
+        say "gate is on PATH: $local_bin/gate -> $gate"
     else
         mkdir -p "$local_bin"
         ln -sfn "$gate" "$local_bin/gate"
@@ -164,20 +170,41 @@ if [ "$wire" = yes ] && [ "$(cd "$(project_root "$project")" && pwd -P)" = "$(cd
     say "to see it work first:  $gate demo"
 fi
 
+if [ "$wire" = yes ] && [ "$project_given" = no ] && [ "$(cd "$(project_root "$project")" && pwd -P)" = "$(cd "$HOME" && pwd -P)" ]; then
+    # The home directory's .claude/settings.json is the user settings: wiring it would gate every project.
+    wire="no"
+    wire_skipped="home"
+    say "gate is set up; no project wired (run in your home directory, whose .claude/settings.json is your user"
+    say "settings: every project would be gated)"
+    say "to gate your project:  ./install.sh ~/path/to/your/project   (every project on purpose: --scope user)"
+    say "to see it work first:  $gate demo"
+fi
+
 if [ "$wire" = no ]; then
-    [ "$wire_skipped" = checkout ] ||
+    [ -n "$wire_skipped" ] ||
         say "not wiring any project (--no-wire / GATE_INSTALL_NO_WIRE); later: $gate install --project DIR"
     "$gate" config check >/dev/null || die "gate's settings are invalid" "$gate config check"
     say "done"
     exit 0
 fi
 
-say "wiring the hooks into $project ($scope scope)"
+if [ "$scope" = user ]; then
+    say "wiring the hooks into your user settings (user scope: every project)"
+else
+    say "wiring the hooks into $project ($scope scope)"
+fi
+step="wiring the hooks"
 "$gate" install --project "$project" --scope "$scope"
 say "checking with gate doctor"
-if "$gate" doctor --project "$project"; then
+step="checking with gate doctor (the hooks are wired)"
+status=0
+"$gate" doctor --project "$project" || status=$?
+if [ "$status" = 0 ]; then
     say "done: gate is wired into $project"
     say "see what it does, on a recorded sample session: $gate demo"
+elif [ "$status" -ge 128 ]; then # doctor itself was interrupted (it exits 130 on Ctrl-C): no problem was found
+    printf 'install.sh: interrupted while %s; check it later: %s doctor --project %s\n' "$step" "$gate" "$project" >&2
+    exit "$status"
 else
     die "gate doctor found a problem (above)" "fix it, then run: $gate doctor --project $project"
 fi

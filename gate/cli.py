@@ -46,8 +46,27 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _unknown_command(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """The error for a first word that names no command, with the nearest names (None when it names one)."""
+    import difflib
+
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    commands = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if first is None or not commands or first in commands:
+        return None
+    if {"-h", "--help", "--version"} & set(argv[: argv.index(first)]):
+        return None  # `gate --help …`: argparse answers before any command is read
+    near = difflib.get_close_matches(first, list(commands), n=3, cutoff=0.6)
+    guess = f"; did you mean {' or '.join(repr(name) for name in near)}?" if near else ""
+    return f"gate: error: no command {first!r}{guess}\nhint: `gate --help` lists the commands"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv)
+    unknown = _unknown_command(parser, sys.argv[1:] if argv is None else argv)
+    if unknown:
+        print(unknown, file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

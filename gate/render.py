@@ -36,6 +36,11 @@ _FRAMING = r"(?i)(memory\s*(check|search\s*required)|system[-_ ]?reminder|</?\s*
 _SHELL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
 
 
+def counted(count: int, one: str, many: str | None = None) -> str:
+    """"1 memory", "2 memories": a count with its noun in the number it takes (`many` default: one + "s")."""
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 def budget_chars(tokens: int) -> int:
     return min(HARD_LIMIT_CHARS, max(200, tokens * CHARS_PER_TOKEN))
 

@@ -3,6 +3,9 @@
 Lookup order, later wins: the shipped rules directory, `<user config>/rules/`, `<project>/.gate/rules/` (and,
 for `gate replay --rules DIR`, DIR).
 Tables merge key by key; any other value (lists included) is replaced whole, so a user can restate a list.
+A user or project layer that does not parse is left out (the hooks go on with the layers below it), and so is a
+value of another type than the one it overrides (`min_z = "high"`); each is named in one line of the error
+log, once per change of the files. `gate doctor` names the file, the line and the key (gate/install/diagnose/rules.py).
 
 Parsing TOML costs the hook more than the rest of its work (tomllib's import alone is several ms), so the
 merged result is kept as a JSON snapshot in the cache directory, keyed by every layer's path, size and
@@ -53,14 +56,43 @@ def _installed_rules_dir() -> str:
     return join(sys.prefix, "share", "memory-gate", "rules")
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def _merge(
+    base: dict[str, Any], over: dict[str, Any], problems: list[str] | None = None, where: str = ""
+) -> dict[str, Any]:
+    """`over` laid on `base`; a value whose type differs from the one it replaces is kept out and, when
+    `problems` is given, described there."""
     merged = dict(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
+            merged[key] = _merge(merged[key], value, problems, f"{where}{key}.")
+        elif problems is not None and key in merged and not fits(value, merged[key]):
+            problems.append(f"{where}{key} is {value_kind(value)}, not {value_kind(merged[key])}")
         else:
             merged[key] = value
     return merged
+
+
+def fits(value: object, base: object) -> bool:
+    """Whether `value` may stand where `base` stood: the same kind, or a whole number where a number was."""
+    return value_kind(value) == value_kind(base) or (value_kind(value), value_kind(base)) == ("a whole number",
+                                                                                            "a number")
+
+
+def value_kind(value: object) -> str:
+    """A TOML value's kind as a rule reads it."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "a whole number"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return "a date or time"
 
 
 SNAPSHOT_FORMAT = 4  # 3: required strings of the regexes as groups (gate/literals.py); 4: non-ASCII strings too
@@ -119,8 +151,18 @@ def _load(name: str, project_root: str | None, overlay: str | None = None) -> Ru
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         pass
     merged: dict[str, Any] = {}
+    shipped = layers[0]
     for layer in present:
-        merged = _merge(merged, _parse(layer))
+        if layer == shipped or layer == (join(overlay, filename) if overlay is not None else None):
+            merged = _merge(merged, _parse(layer))  # gate's own rules, or the ones `gate replay` was told to use
+            continue
+        problems: list[str] = []
+        try:
+            merged = _merge(merged, _parse(layer), problems)
+        except (OSError, UnicodeDecodeError, ValueError) as error:  # tomllib.TOMLDecodeError is a ValueError
+            problems = [f"left out: {error}"]
+        if problems:
+            _report_layer(layer, project_root, problems)
     from gate.literal_analysis import literal_table  # only when a rules file changed
 
     literals = literal_table(merged)
@@ -132,6 +174,18 @@ def _load(name: str, project_root: str | None, overlay: str | None = None) -> Ru
     except OSError:
         pass  # no cache, no harm: the next call parses again
     return RuleTable(merged, literals)
+
+
+def _report_layer(layer: str, project_root: str | None, problems: list[str]) -> None:
+    """One error-log line for a rules layer the hooks could not use whole (written once: the snapshot made
+    after it is reused until the file changes)."""
+    try:
+        from gate.session.audit import write_error
+
+        message = f"rules {layer}: {'; '.join(problems)} (`gate doctor` shows where)"
+        write_error("rules", ValueError(message), project=project_root, kind="rules")
+    except Exception:
+        pass  # the log is a courtesy; the rules below are in force either way
 
 
 STALE_SNAPSHOT_SECONDS = 7 * 86400

@@ -148,6 +148,28 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         [("gate/memory/search.py", "    if index.refresh_changed(signatures):", "    if False:")],
         ["tests/test_supersession.py::test_hand_edit_in_place_that_adds_a_link_reaches_the_next_hook"],
     ),
+    (
+        "D1", "the committed command exits without draining the event where gate is not set up (issue #32)",
+        [("gate/install/wiring.py", 'f"cat >/dev/null 2>&1; echo', 'f"echo')],
+        ["tests/test_install.py::test_committed_command_reads_a_large_event_whole_where_gate_is_not_set_up"],
+    ),
+    (
+        "D2", "the launcher exits without draining the event when its interpreter is gone (issue #32)",
+        [("gate/install/launcher.py", '"cat >/dev/null 2>&1  # drain the event', '"true  # drain the event')],
+        ["tests/test_install.py::test_launcher_reads_a_large_event_whole_when_its_interpreter_is_gone"],
+    ),
+    (
+        "L1", "a project rules value of the wrong kind is merged into the hooks' rules (issue #32)",
+        [("gate/rules.py", "elif problems is not None and key in merged and not fits(value, merged[key]):",
+          "elif False:")],
+        ["tests/test_hooks.py::test_broken_project_rules_layer_is_left_out_and_named_once"],
+    ),
+    (
+        "L2", "a project rules layer that does not parse fails the hooks open again (issue #32)",
+        [("gate/rules.py", "        except (OSError, UnicodeDecodeError, ValueError) as error:  # tomllib",
+          "        except OSError as error:  # tomllib")],
+        ["tests/test_hooks.py::test_broken_project_rules_layer_is_left_out_and_named_once"],
+    ),
 ]
 
 

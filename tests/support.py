@@ -94,3 +94,114 @@ def doctor_report(gate: Any, *args: str) -> tuple[int, dict[str, Any]]:
 def doctor_checks(report: dict[str, Any], check: str, status: str | None = None) -> list[dict[str, Any]]:
     """The report's lines of one check (and one status)."""
     return [c for c in report["checks"] if c["check"] == check and (status is None or c["status"] == status)]
+
+
+# --- real synchronisation for process tests (no sleeps placing start times or kill points) ---------------------
+
+# The worker side of start_together(): after its imports, a worker says "ready" and waits for "go".
+READY_THEN_WAIT = 'import sys as _s; print("ready", flush=True); _s.stdin.readline()\n'
+
+
+def start_together(procs: list[Any]) -> None:
+    """Let workers started with stdin and stdout pipes (running READY_THEN_WAIT) begin at once: wait until every
+    one has said "ready", then tell them all "go". A start time on the clock was a guess of how long imports
+    take on a loaded machine."""
+    for proc in procs:
+        line = proc.stdout.readline()
+        assert line.strip() == b"ready", (line, proc.stderr.read() if proc.stderr else b"")
+    for proc in procs:
+        proc.stdin.write(b"go\n")
+        proc.stdin.close()
+        proc.stdin = None  # closed: communicate() must not flush it again
+
+
+# A sitecustomize that stops its process (SIGSTOP) just before its N-th write to the file system under the given
+# directories: opens for writing, renames, links, removes, truncations, new directories, as Python's audit events
+# see them (tantivy's own writes, in Rust, are not seen: test_commit_after_a_writer_died_mid_commit covers those).
+# Only the process the test started is stopped (not a child it spawns). N = -1 stops nothing and writes
+# the number of such writes to GATE_TEST_WRITES_FILE when the process exits.
+_STOP_AT_WRITE = r'''
+import os, signal, sys
+
+def _install():
+    at = int(os.environ.get("GATE_TEST_STOP_AT", "-2"))
+    if at == -2 or os.getppid() != int(os.environ.get("GATE_TEST_PARENT", "0")):
+        return
+    roots = tuple(p for p in os.environ["GATE_TEST_STOP_UNDER"].split(os.pathsep) if p)
+    writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+    count = [0]
+
+    def hook(event, args):
+        if event == "open":
+            path, mode, flags = args
+            writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                mode is None and isinstance(flags, int) and bool(flags & writing))
+        elif event in ("os.rename", "os.link", "os.remove", "os.truncate", "os.mkdir", "os.rmdir"):
+            path, writes = args[0], True
+        else:
+            return
+        if not writes or not isinstance(path, (str, bytes)):
+            return
+        if not os.path.abspath(os.fsdecode(path)).startswith(roots):
+            return
+        if count[0] == at:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        count[0] += 1
+
+    if at == -1:
+        import atexit
+        report = os.environ["GATE_TEST_WRITES_FILE"]
+        atexit.register(lambda: open(report, "w").write(str(count[0])))
+    sys.addaudithook(hook)
+
+_install()
+'''
+
+
+def stop_at_write_env(site_dir: os.PathLike[str] | str, under: list[str], at: int) -> dict[str, str]:
+    """The environment for a child that stops before its `at`-th write under `under` (see _STOP_AT_WRITE)."""
+    from pathlib import Path
+
+    site = Path(site_dir)
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text(_STOP_AT_WRITE, encoding="utf-8")
+    path = os.pathsep.join([str(site), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
+    return {**os.environ, "PYTHONPATH": path, "GATE_TEST_STOP_AT": str(at), "GATE_TEST_PARENT": str(os.getpid()),
+            "GATE_TEST_STOP_UNDER": os.pathsep.join(under), "GATE_TEST_WRITES_FILE": str(site / "writes"),
+            "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def writes_of_a_run(command: list[str], site_dir: os.PathLike[str] | str, under: list[str],
+                    stdin: bytes = b"") -> int:
+    """How many writes under `under` one uninterrupted run of `command` makes (its kill points)."""
+    import subprocess
+    from pathlib import Path
+
+    env = stop_at_write_env(site_dir, under, -1)
+    proc = subprocess.run(command, env=env, input=stdin, capture_output=True, timeout=HANG_S)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    return int((Path(site_dir) / "writes").read_text())
+
+
+def kill_at_write(command: list[str], site_dir: os.PathLike[str] | str, under: list[str], at: int,
+                  stdin: bytes = b"") -> int | None:
+    """Run `command` until just before its `at`-th write under `under`, and SIGKILL it there. None when it was
+    killed at that point; its exit status when it finished first (it made fewer writes this time)."""
+    import subprocess
+
+    proc = subprocess.Popen(command, env=stop_at_write_env(site_dir, under, at), stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    _, status = os.waitpid(proc.pid, os.WUNTRACED)  # returns when it stops itself, or ends
+    if os.WIFSTOPPED(status):
+        os.kill(proc.pid, signal.SIGKILL)
+        os.waitpid(proc.pid, 0)
+        proc.returncode = -signal.SIGKILL
+        return None
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode

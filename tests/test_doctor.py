@@ -348,3 +348,121 @@ def test_doctor_warns_when_the_project_settings_name_this_machine(gate: Gate, pr
     assert gate("install", "--project", str(project))[0] == 0
     _, report = doctor(gate, "--no-run")
     assert not of(report, "wiring", "warn")
+
+
+# --- allow rules for gate's own commands ---------------------------------------------------------------------
+
+
+def _with_gate_on_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`gate` on PATH as install.sh links it, so gate's messages (and these rules) spell it `gate`."""
+    bin_dir = tmp_path / "on-path"
+    bin_dir.mkdir()
+    (bin_dir / "gate").symlink_to(Path(sys.executable).parent / "gate")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+def test_allow_rules_in_place_are_ok(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _with_gate_on_path(monkeypatch, tmp_path)
+    gate("install", "--project", str(project))
+    (check,) = of(doctor(gate, "--no-run")[1], "permissions")
+    assert check["status"] == "ok" and "`gate remember`" in check["message"] and "project" in check["message"]
+
+
+def test_missing_allow_rules_are_a_warning(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Hooks wired by hand (or by an older gate) without the rules: every gate command asks for approval."""
+    _with_gate_on_path(monkeypatch, tmp_path)
+    gate("install", "--project", str(project))
+    data = json.loads(settings_path(project).read_text())
+    del data["permissions"]
+    write_json(settings_path(project), data)
+    code, report = doctor(gate, "--no-run")
+    (check,) = of(report, "permissions", "warn")
+    assert code == 0  # not broken: the agent can still run them, after a click
+    assert "`gate search`" in check["message"] and "gate install" in check["hint"]
+    assert check["details"]["missing"] == [f"Bash(gate {sub} *)" for sub in ("search", "show", "remember", "verify")]
+
+
+def test_an_absolute_spelling_the_committed_rules_miss_is_said(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """gate not on PATH: the messages name the script by absolute path, which project rules never hold."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    gate("install", "--project", str(project))
+    (check,) = of(doctor(gate, "--no-run")[1], "permissions", "info")
+    assert str(Path(sys.executable).parent / "gate") in check["message"]
+    assert "--scope local --permissions-only" in check["hint"]
+    gate("install", "--project", str(project), "--scope", "local", "--permissions-only")
+    (check,) = of(doctor(gate, "--no-run")[1], "permissions", "ok")
+    assert "local" in check["message"]
+
+
+def test_project_rules_in_a_folder_claude_code_does_not_trust_are_said(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Claude Code ignores a project's allow rules until its trust dialog was accepted there."""
+    _with_gate_on_path(monkeypatch, tmp_path)
+    gate("install", "--project", str(project))
+    state = Path.home() / ".claude.json"
+    state.write_text(json.dumps({"projects": {str(project.parent): {"hasTrustDialogAccepted": True}}}))
+    (check,) = of(doctor(gate, "--no-run")[1], "permissions", "info")
+    assert "trust" in check["message"] and "trust dialog" in check["hint"]
+    state.write_text(json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": True}}}))
+    assert of(doctor(gate, "--no-run")[1], "permissions", "ok")
+
+
+def test_broken_rules_layer_is_named_by_file_line_and_key(gate: Gate, project: Path) -> None:
+    """A rules file that does not parse, and values of the wrong kind or out of range, are each a FAIL naming
+    the file, the line and the key, with a hint; a key gate does not know is a WARN."""
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "recall.toml").write_text(
+        '# tuned for this repository\n[fire]\nmax_per_prompt = 2\nmin_z = "high"\nattainable_share = 3\n'
+        "max_per_promt = 4\n\n[index]\nmax_lines = -1\n"
+    )
+    (rules / "topic_shift.toml").write_text("[shift]\nnovelty_threshold = 0.7\npair_weight 0.5\n")
+    code, report = doctor(gate, "--no-run")
+    assert code == 1
+    failures = [c["message"] for c in of(report, "rules", "fail")]
+    assert f"{rules / 'recall.toml'}:4: fire.min_z is a string" in failures[0] and "number" in failures[0]
+    assert failures[1].startswith(f"{rules / 'recall.toml'}:5: fire.attainable_share is 3") and "0..1" in failures[1]
+    assert failures[2].startswith(f"{rules / 'recall.toml'}:9: index.max_lines is -1") and "at least 0" in failures[2]
+    assert failures[3].startswith(f"{rules / 'topic_shift.toml'}:3: does not parse")
+    assert len(failures) == 4
+    assert all(c["hint"] for c in of(report, "rules", "fail"))
+    (unknown,) = of(report, "rules", "warn")
+    assert unknown["message"].startswith(f"{rules / 'recall.toml'}:6: fire.max_per_promt is not a rule")
+
+
+def test_rules_layer_of_right_kinds_passes(gate: Gate, project: Path) -> None:
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "recall.toml").write_text("[fire]\nmin_z = 3\nmax_per_prompt = 2\n")
+    (rules / "secrets.toml").write_text('[[pattern]]\nname = "internal token"\nregex = "itk_[0-9a-f]{32}"\n')
+    _, report = doctor(gate, "--no-run")
+    assert not of(report, "rules", "fail") and not of(report, "rules", "warn"), of(report, "rules")
+    (ok,) = of(report, "rules", "ok")
+    assert str(rules) in ok["message"]
+
+
+def test_bad_regex_in_a_rules_layer_fails(gate: Gate, project: Path) -> None:
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "secrets.toml").write_text('[[pattern]]\nname = "internal token"\nregex = "itk_[0-9a-f"\n')
+    _, report = doctor(gate, "--no-run")
+    (bad,) = of(report, "rules", "fail")
+    assert bad["message"].startswith(f"{rules / 'secrets.toml'}:3: pattern[1].regex is not a regular expression")
+
+
+def test_rules_problem_in_a_later_array_entry_names_its_line(gate: Gate, project: Path) -> None:
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "secrets.toml").write_text(
+        '[[pattern]]\nname = "one"\nregex = "one_[a-z]+"\n\n[[pattern]]\nname = "two"\nregex = 5\n'
+    )
+    _, report = doctor(gate, "--no-run")
+    (bad,) = of(report, "rules", "fail")
+    assert bad["message"].startswith(f"{rules / 'secrets.toml'}:7: pattern[2].regex is a whole number")

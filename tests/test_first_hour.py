@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import support
 
 from gate.memory.store import Store
 from gate.rules import load_rules
@@ -224,13 +225,13 @@ def test_a_grid_of_numbered_titles_is_all_distinct() -> None:
 
 
 WRITER = r'''
-import io, json, sys, time
+import io, json, sys
 from contextlib import redirect_stderr, redirect_stdout
 from gate.cli import main
-import gate.commands.remember, gate.memory.store, gate.memory.duplicates  # imported before the start line
-start, worker, notes, project = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-while time.time() < start:
-    time.sleep(0.005)
+import gate.commands.remember, gate.memory.store, gate.memory.duplicates  # imported before the go
+worker, notes, project = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+print("ready", flush=True)  # wait with the others for the go (tests/support.py start_together)
+sys.stdin.readline()
 codes = []
 for note in range(notes):
     title = f"Worker {worker} note {note}: shard zeta{worker}x{note} rebalances after the quorum timeout"
@@ -245,13 +246,12 @@ print(json.dumps(codes))
 def test_ninety_concurrent_writes_of_numbered_titles_are_none_refused(project: Path) -> None:
     import json
     import sys
-    import time
 
     workers, notes = 6, 15
-    start = time.time() + 2.0
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(start), str(w), str(notes), str(project)],
-                              stdout=subprocess.PIPE) for w in range(workers)]
-    results = [row for proc in procs for row in json.loads(proc.communicate(timeout=600)[0])]
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(w), str(notes), str(project)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE) for w in range(workers)]
+    support.start_together(procs)
+    results = [row for proc in procs for row in json.loads(proc.communicate(timeout=600)[0].splitlines()[-1])]
     assert len(results) == workers * notes
     refused = [(title, err) for title, code, err in results if code != 0]
     assert refused == []

@@ -151,8 +151,13 @@ def test_import_and_edit_make_absolute_paths_relative_and_verify_names_one_that_
 
 
 def test_an_old_memory_with_a_path_outside_the_project_can_still_be_edited_and_forgotten(
-    gate, billing: Path, monkeypatch: pytest.MonkeyPatch
+    gate, billing: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    import tempfile
+
+    kept_in = tmp_path / "tmpdir"  # where the refused edit's text is kept: the test's own, not the machine's $TMPDIR
+    kept_in.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(kept_in))
     legacy = Memory(id="m-outside", kind="gotcha", title="System accounts live in the password file",
                     paths=["/etc/passwd"], project=str(billing.resolve()))
     write_memory(ProjectPaths.for_cwd(str(billing)).private_store, legacy, private=True)
@@ -169,6 +174,8 @@ def test_an_old_memory_with_a_path_outside_the_project_can_still_be_edited_and_f
     script.write_text('#!/bin/sh\nsed -i "s#/etc/passwd#/etc/shadow#" "$1"\n')
     code, out, err = gate("edit", "m-outside")
     assert code == 2 and "outside the project" in err and "nothing changed" in err
+    (kept,) = kept_in.iterdir()  # the refused text is kept where the message says, nothing lost
+    assert f"your text is kept in {kept}" in err and "/etc/shadow" in kept.read_text()
     assert gate("forget", "m-outside")[0] == 0
     assert stored(billing, "m-outside").status == "forgotten"
 

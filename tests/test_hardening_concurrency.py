@@ -20,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -82,8 +81,8 @@ def hook_process(event):
                           capture_output=True, timeout=120)
     return proc.returncode, proc.stdout.decode()
 
-while time.time() < args["start"]:
-    time.sleep(0.005)
+print("ready", flush=True)  # imported: wait with the others for the go (tests/support.py start_together)
+sys.stdin.readline()
 
 if role == "writer":
     from contextlib import redirect_stderr, redirect_stdout
@@ -129,7 +128,8 @@ def start_workers(role: str, count: int, common: dict[str, Any], tmp: Path) -> l
     for worker in range(count):
         out = tmp / f"{role}-{worker}.jsonl"
         args = {**common, "worker": worker, "out": str(out)}
-        proc = subprocess.Popen([sys.executable, "-c", WORKER, role, json.dumps(args)], stderr=subprocess.PIPE)
+        proc = subprocess.Popen([sys.executable, "-c", WORKER, role, json.dumps(args)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         procs.append((proc, out))
     return procs
 
@@ -183,14 +183,14 @@ def test_writers_and_hooks_on_one_store(project: Path, gate: Gate, tmp_path: Pat
     assert code == 0, err
     code, out, err = gate("remember", "Never push to main directly", "--kind", "directive")
     assert code == 0, err
-    start = time.time() + 2.0  # every worker imported and waiting: they begin together
     done = tmp_path / "writers-done"
     done.mkdir()
-    common = {"project": str(project), "start": start, "writes": WRITES, "writers": WRITERS, "done": str(done),
+    common = {"project": str(project), "writes": WRITES, "writers": WRITERS, "done": str(done),
               "min_hooks": MIN_HOOKS, "transcript": str(fix_transcript(tmp_path / "turn.jsonl")), "process_every": 5}
     writers = start_workers("writer", WRITERS, common, tmp_path)
     readers = start_workers("reader", READERS, common, tmp_path)
     with stopped_at_the_end(writers + readers):
+        support.start_together([proc for proc, _ in writers + readers])  # every one imported: they begin together
         written = collect(writers, timeout=600)  # the timeouts only guard against a hang
         hooks = collect(readers, timeout=600)
 
@@ -247,16 +247,17 @@ def test_writers_and_hooks_on_one_store(project: Path, gate: Gate, tmp_path: Pat
 def race(project: Path, tmp_path: Path, sessions: list[str], processes: int, stops: int) -> list[dict[str, Any]]:
     support.without_fix_guard(project)  # one fix turn again and again: the race is about the cap
     transcript = fix_transcript(tmp_path / "race.jsonl")
-    start = time.time() + 1.5
     procs = []
     for worker in range(processes):
         out = tmp_path / f"racer-{worker}.jsonl"
-        args = {"project": str(project), "start": start, "transcript": str(transcript),
+        args = {"project": str(project), "transcript": str(transcript),
                 "session": sessions[worker % len(sessions)], "stops": stops, "worker": worker, "out": str(out),
                 "process_every": 3}
         procs.append((subprocess.Popen([sys.executable, "-c", WORKER, "racer", json.dumps(args)],
-                                       stderr=subprocess.PIPE), out))
-    return collect(procs, timeout=240)
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE), out))
+    with stopped_at_the_end(procs):
+        support.start_together([proc for proc, _ in procs])
+        return collect(procs, timeout=240)
 
 
 @pytest.mark.slow
@@ -328,10 +329,10 @@ SAME_ID = r'''
 import io, sys, time
 from contextlib import redirect_stderr, redirect_stdout
 from gate.cli import main
-import gate.commands.remember, gate.memory.store  # imported before the start line
-start, writer, memory_id, project = float(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-while time.time() < start:
-    pass
+import gate.commands.remember, gate.memory.store  # imported before the go
+writer, memory_id, project = sys.argv[1], sys.argv[2], sys.argv[3]
+print("ready", flush=True)  # imported: wait with the others for the go (tests/support.py start_together)
+sys.stdin.readline()
 with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
     # the round in the title too: an earlier round's winner with the same title would be a near-duplicate
     code = main(["remember", f"Written by writer {writer} for {memory_id}", "--id", memory_id, "--project", project])
@@ -351,10 +352,10 @@ def test_writers_racing_for_one_id_never_lose_a_memory_silently(project: Path, g
 
     store = Store(ProjectPaths.for_cwd(project))
     for n in range(rounds):
-        start = time.time() + 1.5
-        procs = [subprocess.Popen([sys.executable, "-c", SAME_ID, str(start), str(w), f"same-{n}", str(project)],
-                                  stdout=subprocess.PIPE) for w in range(6)]
-        codes = [int(proc.communicate(timeout=120)[0]) for proc in procs]
+        procs = [subprocess.Popen([sys.executable, "-c", SAME_ID, str(w), f"same-{n}", str(project)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE) for w in range(6)]
+        support.start_together(procs)
+        codes = [int(proc.communicate(timeout=120)[0].split()[-1]) for proc in procs]
         winners = [w for w, c in enumerate(codes) if c == 0]
         assert len(winners) == 1, codes
         assert set(codes) <= {0, 2}  # the others: "exists already"
@@ -366,9 +367,9 @@ def test_writers_racing_for_one_id_never_lose_a_memory_silently(project: Path, g
 ROTATE = r'''
 import sys, time
 from gate.session.audit import write_audit
-start, writer, count, limit = float(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-while time.time() < start:
-    pass
+writer, count, limit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+print("ready", flush=True)  # imported: wait with the others for the go (tests/support.py start_together)
+sys.stdin.readline()
 for n in range(count):
     write_audit({"session": f"w{writer}", "event": "Stop", "reason": "X", "n": n, "pad": "x" * 100}, limit)
 '''
@@ -385,11 +386,12 @@ def test_audit_rotation_under_racing_writers_keeps_a_whole_generation(project: P
     for n in range(rounds):
         for path in (Path(audit_log_file()), Path(audit_log_file()).with_name("audit.jsonl.1")):
             path.unlink(missing_ok=True)
-        start = time.time() + 1.0
-        procs = [subprocess.Popen([sys.executable, "-c", ROTATE, str(start), str(w), "2000", str(limit)])
-                 for w in range(8)]
+        procs = [subprocess.Popen([sys.executable, "-c", ROTATE, str(w), "2000", str(limit)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE) for w in range(8)]
+        support.start_together(procs)
         for proc in procs:
-            assert proc.wait(timeout=240) == 0
+            proc.communicate(timeout=240)
+            assert proc.returncode == 0
         rotated = Path(audit_log_file()).with_name("audit.jsonl.1")
         for path in (Path(audit_log_file()), rotated):
             assert all(isinstance(json.loads(line), dict) for line in path.read_text().splitlines())
@@ -403,11 +405,11 @@ import io, json, os, sys, time
 from contextlib import redirect_stderr, redirect_stdout
 from gate.cli import main
 import gate.hook, gate.commands.reindex, gate.commands.remember
-role, project, start, worker, out, meeting, runs, least, others = sys.argv[1:10]
-start, runs, least, others = float(start), int(runs), int(least), int(others)
+role, project, worker, out, meeting, runs, least, others = sys.argv[1:9]
+runs, least, others = int(runs), int(least), int(others)
 results = open(out, "a", encoding="utf-8")
-while time.time() < start:
-    pass
+print("ready", flush=True)  # imported: wait with the others for the go (tests/support.py start_together)
+sys.stdin.readline()
 n = 0
 while True:
     # the reindexer goes on until it has run `runs` times and every other worker has done its least share;
@@ -454,17 +456,19 @@ def test_reindex_while_writers_and_hooks_run(project: Path, gate: Gate, tmp_path
         assert code == 0, err
     reindex_runs = int(os.environ.get("GATE_REINDEX_RUNS", "5"))
     least = 2  # writes or hooks per worker, all while the reindexer runs
-    start = time.time() + 1.5
     out = tmp_path / "results.jsonl"
     meeting = tmp_path / "meeting"
     meeting.mkdir()
     roles = ["reindex", "writer", "writer", "hook", "hook", "hook"]
-    procs = [(subprocess.Popen([sys.executable, "-c", REINDEX_WORKER, role, str(project), str(start), str(n),
-                                str(out), str(meeting), str(reindex_runs), str(least), str(len(roles) - 1)]), out)
+    procs = [(subprocess.Popen([sys.executable, "-c", REINDEX_WORKER, role, str(project), str(n),
+                                str(out), str(meeting), str(reindex_runs), str(least), str(len(roles) - 1)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE), out)
              for n, role in enumerate(roles)]
     with stopped_at_the_end(procs):
+        support.start_together([proc for proc, _ in procs])
         for proc, _ in procs:
-            assert proc.wait(timeout=600) == 0  # the timeout only guards against a hang
+            proc.communicate(timeout=600)  # the timeout only guards against a hang
+            assert proc.returncode == 0
     results = [json.loads(line) for line in out.read_text().splitlines()]
     failed = [r for r in results if r["code"] != 0]
     assert not failed, failed[:5]

@@ -1,11 +1,14 @@
-"""Crashes: SIGKILL at random points never leaves half a memory, a stale lock, or an index that stays behind.
+"""Crashes: SIGKILL at any write never leaves half a memory, a stale lock, or an index that stays behind.
 
-- `gate remember` killed at points spread over its whole run, many times: every file in the store is a whole
+Kill points are placed by the process itself (tests/support.py: it stops just before its N-th write to the file
+system, and is killed there), not by sleeping a guess of how far it got.
+
+- `gate remember` killed just before each of its writes, one run per write: every file in the store is a whole
   memory (title and body as written) or absent; the index catches up by itself (the hook's own catch-up, no
   `gate reindex`); the next writer gets the index writer: its memory is indexed when the command returns.
 - tantivy's writer lock is an flock (held by the open file, released by the kernel when the holder dies): a
   process killed while holding the index writer or a session ledger does not block the next one.
-- Hooks killed at random points leave whole audit lines and a loadable ledger.
+- Hooks killed just before each of their writes leave whole audit lines and a loadable ledger.
 
 Sizes from the environment: GATE_CRASH_KILLS (default 24 `gate remember` kills), GATE_CRASH_HOOK_KILLS (16).
 """
@@ -15,7 +18,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -78,31 +80,29 @@ def timed_remember(project: Path, token: str) -> tuple[float, str]:
 
 
 @pytest.mark.slow
-def test_sigkilled_remember_leaves_whole_memory_or_none(project: Path, gate: Gate) -> None:
+def test_sigkilled_remember_leaves_whole_memory_or_none(project: Path, gate: Gate, tmp_path: Path) -> None:
     code, _, err = gate("remember", "Seed memory about the deploy pipeline", "--kind", "decision")
     assert code == 0, err
     store = Store(ProjectPaths.for_cwd(project))
-    calibration = sorted(timed_remember(project, f"calibration{n}")[0] for n in range(3))
-    run_time = calibration[1]  # the median: one slow start on a busy machine must not stretch every kill point
-    expected = {f"calibration{n}": body_of(f"calibration{n}") for n in range(3)}
-    rng = random.Random(20)
+    # Kill points: just before each write `gate remember` makes to the store, the index or the state (counted
+    # on an uninterrupted run; a process stops itself there and is killed, no clock guessing where it is).
+    under = [os.environ["GATE_HOME"], str(project)]
+    site = tmp_path / "stop-at-write"
+    writes = support.writes_of_a_run(remember_cmd(project, "calibration0"), site, under)
+    points = sorted({round(k * writes / KILLS) for k in range(KILLS)})
+    expected = {"calibration0": body_of("calibration0")}
     outcomes: Counter[str] = Counter()
-    for k in range(KILLS):
+    for k, point in enumerate(points):
         token = f"kill{k}x"
         expected[token] = body_of(token)
-        proc = subprocess.Popen(remember_cmd(project, token), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        # kill points spread over the whole run, denser towards the end, where the file and index writes are
-        fraction = (k + rng.random()) / KILLS
-        time.sleep(run_time * (0.3 + 0.9 * fraction))
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=60)
-        killed = proc.returncode != 0
+        killed = support.kill_at_write(remember_cmd(project, token), site, under, point) is None
         outcomes["killed" if killed else "finished_before_kill"] += 1
         present = check_store_whole(store, expected)  # after every kill, not only at the end
         if killed and token in present:
             outcomes["killed_after_file_written"] += 1  # the index had not caught up, or not finished
+    assert outcomes["killed"] >= len(points) - 2, outcomes  # the points lie inside the run, not past its end
     present = check_store_whole(store, expected)
-    for k in range(KILLS):
+    for k in range(len(points)):
         outcomes["kept_whole" if f"kill{k}x" in present else "left_none"] += 1
     leftovers = [p.name for p in Path(store.paths.private_store).iterdir() if p.name.startswith(TEMP_PREFIX)]
 
@@ -122,8 +122,8 @@ def test_sigkilled_remember_leaves_whole_memory_or_none(project: Path, gate: Gat
     assert json.loads(out)["consistent"] is True, out + err
     code, out, _ = gate("search", "afterwards", "--json")
     assert final_id in [h["id"] for h in json.loads(out)["hits"]]
-    report({"remember_kills": KILLS, **outcomes, "temp_files_left": len(leftovers),
-            "uninterrupted_run_s": round(run_time, 2), "lost_or_torn": 0})
+    report({"remember_kills": len(points), **outcomes, "temp_files_left": len(leftovers),
+            "writes_of_a_run": writes, "lost_or_torn": 0})
 
 
 def test_commit_after_a_writer_died_mid_commit(project: Path, gate: Gate, tmp_path: Path) -> None:
@@ -257,20 +257,26 @@ def test_sigkilled_hooks_leave_whole_audit_lines_and_a_loadable_ledger(project: 
     assert code == 0, err
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(fixed_bug_turn(str(project)).text())
-    rng = random.Random(5)
+    # Kill points: just before each write a hook of each kind makes (its ledger, the audit, the error log, the
+    # caches), counted on an uninterrupted run of that kind; the hook stops itself there and is killed.
+    under = [os.environ["GATE_HOME"], str(project)]
+    site = tmp_path / "stop-at-write"
+    command = [sys.executable, "-m", "gate.hook"]
+    names = ("Stop", "UserPromptSubmit", "SessionStart", "PreCompact")
+
+    def event_of(name: str, k: int) -> bytes:
+        return json.dumps({"session_id": "killed-hooks", "transcript_path": str(transcript), "cwd": str(project),
+                           "hook_event_name": name, "prompt": f"When does the reserve waterfall trigger {k}?",
+                           "stop_hook_active": False, "source": "startup"}).encode()
+
+    writes = {name: support.writes_of_a_run(command, site, under, event_of(name, 0)) for name in names}
+    kills = 0
     for k in range(HOOK_KILLS):
-        name = ("Stop", "UserPromptSubmit", "SessionStart", "PreCompact")[k % 4]
-        event = {"session_id": "killed-hooks", "transcript_path": str(transcript), "cwd": str(project),
-                 "hook_event_name": name, "prompt": f"When does the reserve waterfall trigger {k}?",
-                 "stop_hook_active": False, "source": "startup"}
-        proc = subprocess.Popen([sys.executable, "-m", "gate.hook"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert proc.stdin is not None
-        proc.stdin.write(json.dumps(event).encode())
-        proc.stdin.close()
-        time.sleep(rng.uniform(0.02, 0.25))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
+        name = names[k % len(names)]
+        runs = -(-HOOK_KILLS // len(names))  # of this kind: spread from its first write to its last
+        point = round((k // len(names)) * (writes[name] - 1) / max(runs - 1, 1))
+        kills += support.kill_at_write(command, site, under, point, event_of(name, k + 1)) is None
+    assert kills >= HOOK_KILLS // 2, (kills, writes)
     audit = Path(audit_log_file())
     lines = audit.read_text(encoding="utf-8").splitlines() if audit.exists() else []
     assert all(isinstance(json.loads(line), dict) for line in lines)
@@ -281,4 +287,4 @@ def test_sigkilled_hooks_leave_whole_audit_lines_and_a_loadable_ledger(project: 
     assert proc.returncode == 0
     last = json.loads(audit.read_text(encoding="utf-8").splitlines()[-1])
     assert last["reason"] != "FAILED_OPEN", last
-    report({"hook_kills": HOOK_KILLS, "audit_lines_after_kills": len(lines)})
+    report({"hook_kills": kills, "hook_writes_of_a_run": writes, "audit_lines_after_kills": len(lines)})

@@ -257,6 +257,36 @@ def test_bad_setting_costs_one_setting_not_the_gates(project: Path, seeded, hook
     assert "writeback_cap" in log and "recall_budget_tokens" in log
 
 
+@pytest.mark.parametrize(
+    "broken",
+    [
+        pytest.param({"recall.toml": "[fire\nmin_z = 2.5\n"}, id="syntax-error"),
+        pytest.param({"recall.toml": '[fire]\nmin_z = "high"\n'}, id="wrong-type"),
+        pytest.param({"topic_shift.toml": "[shift]]\n", "recall.toml": "min_z ==\n"}, id="two-layers"),
+    ],
+)
+def test_broken_project_rules_layer_is_left_out_and_named_once(
+    project: Path, seeded, hook: Hook, broken: dict[str, str]
+) -> None:
+    """A teammate's broken `.gate/rules/*.toml` must not turn the gates off: the hooks go on with the layers
+    below it, and the error log names the file in one line (not once per hook run)."""
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    for name, text in broken.items():
+        (rules / name).write_text(text)
+    out, code = hook(event(project, "UserPromptSubmit", prompt="When does the reserve account waterfall trigger?"))
+    assert code == 0
+    assert seeded["waterfall"] in context_of(out, "UserPromptSubmit")
+    assert audit()[-1]["decision"] != "failed_open"
+    hook(event(project, "UserPromptSubmit", session="sess-2", prompt="How is ledger rounding done, banker's?"))
+    lines = [json.loads(line) for line in Path(error_log_file()).read_text().splitlines()]
+    for name in broken:
+        named = [line for line in lines if str(rules / name) in line["message"]]
+        assert len(named) == 1, lines
+        assert named[0]["kind"] == "rules" and "gate doctor" in named[0]["message"]
+    assert not [line for line in lines if line.get("kind") != "rules"], lines
+
+
 def test_startup_prunes_old_ledgers_with_their_locks(project: Path, hook: Hook) -> None:
     import os
     import time

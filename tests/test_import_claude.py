@@ -129,6 +129,14 @@ def test_front_matter_as_claude_code_reads_it() -> None:
         split("---\n- a\n- b\n---\n")
 
 
+@pytest.mark.parametrize("value", ["[unclosed", "{unclosed: x", "[a, b"])
+def test_front_matter_with_an_unclosed_list_is_an_error_not_a_title(value: str) -> None:
+    """`description: [unclosed` was quoted by the fallback and imported as a memory titled "[unclosed"."""
+    with pytest.raises(FrontMatterError, match=r"not YAML: .*\(line \d\)"):
+        split(f"---\nname: a\ndescription: {value}\n---\nBody\n")
+    assert split("---\ndescription: [a, b]\n---\n")[0] == {"description": ["a", "b"]}
+
+
 # --- gate import --from claude-memory ---------------------------------------------------------------------------
 
 EXPECTED = {  # file: (kind, scope) without --team
@@ -378,3 +386,24 @@ def test_the_users_own_claude_md_goes_to_user_scope(gate, project: Path) -> None
     own.write_text("## Style\n\n- Answer in British English.\n", encoding="utf-8")
     code, report, _ = imported(gate, "--from", "claude-md", str(own), "--section", "style")
     assert code == 0 and report["items"][0]["scope"] == "user"
+
+
+def test_an_interrupted_import_of_claude_memory_says_what_it_wrote_and_a_run_again_finishes_it(project: Path) -> None:
+    """Ctrl-C (a real SIGINT, at the second memory written: gate/memory/killpoints.py) stopped it without a word."""
+    import sys
+
+    write_sample(default_memory_dir(project))
+    gate_bin = str(Path(sys.executable).parent / "gate")
+    command = [gate_bin, "import", "--from", "claude-memory", "--project", str(project)]
+    environment = {**os.environ, "GATE_KILL_AT": "store.written@2", "GATE_KILL_SIGNAL": "INT"}
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=project, timeout=120)
+    assert done.returncode == 130
+    assert f"interrupted: 2 of {len(TOPIC_FILES)} memories were written" in done.stderr
+    assert "run the same import again" in done.stderr and "Traceback" not in done.stderr
+    assert len(store_of(project).memories()) == 2
+    environment.pop("GATE_KILL_AT")
+    again = subprocess.run([*command, "--json"], capture_output=True, text=True, env=environment, cwd=project,
+                           timeout=120)
+    report = json.loads(again.stdout)
+    assert again.returncode == 0 and report["imported"] == len(TOPIC_FILES) - 2 and report["exists"] == 2
+    assert len(store_of(project).memories()) == len(TOPIC_FILES)

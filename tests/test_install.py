@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -22,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from gate.install import jsonedit, launcher, wiring
+from gate import render
+from gate.install import jsonedit, launcher, permissions, wiring
 from gate.install.files import backup_dir_for
 from gate.paths import audit_log_file, error_log_file
 
@@ -185,14 +187,21 @@ def test_install_into_rich_file_keeps_everything(gate: Gate, project: Path) -> N
     # Every key, in its order, with its value; other hooks first in their lists, untouched.
     assert list(after)[: len(before)] == list(before)
     for key in before:
-        if key != "hooks":
+        if key not in ("hooks", "permissions"):
             assert after[key] == before[key]
+    # The user's rules stay first, in their order; gate's allow rules follow them; deny is untouched.
+    assert after["permissions"]["allow"] == before["permissions"]["allow"] + permissions.desired_rules(
+        "project", sys.executable
+    )
+    assert after["permissions"]["deny"] == before["permissions"]["deny"]
     assert after["hooks"]["UserPromptSubmit"][0] == before["hooks"]["UserPromptSubmit"][0]
     assert after["hooks"]["PostToolUse"] == before["hooks"]["PostToolUse"]
     # The original text is still there line for line: gate only added lines.
     added = set(path.read_text().splitlines()) - set(RICH.splitlines())
     assert all(line.strip() for line in added)
-    assert all(line in path.read_text().splitlines() for line in RICH.splitlines())
+    # Every original line is still there, or with the comma JSON needs before what gate appended after it.
+    lines = path.read_text().splitlines()
+    assert all(line in lines or line + "," in lines for line in RICH.splitlines())
 
 
 @pytest.mark.parametrize("text", [RICH, FOUR_SPACES, TABS, ONE_LINE], ids=["rich", "four", "tabs", "oneline"])
@@ -322,7 +331,8 @@ def test_dry_run_writes_nothing(gate: Gate, project: Path) -> None:
     assert code == 0 and f"--- {path}" in out
     added = [line for line in out.splitlines() if line.startswith("+") and not line.startswith("+++")]
     removed = [line for line in out.splitlines() if line.startswith("-") and not line.startswith("---")]
-    assert added and not removed
+    assert added
+    assert all(line[1:] + "," in [a[1:] for a in added] for line in removed)  # removed only to gain a comma
     assert path.read_text() == RICH
     assert not backup_dir_for(path).exists()
 
@@ -437,6 +447,126 @@ def test_byte_order_mark_is_kept(gate: Gate, project: Path) -> None:
     assert path.read_bytes().startswith("\ufeff".encode())
     uninstall(gate, project)
     assert path.read_bytes() == "\ufeff".encode() + RICH.encode()
+
+
+# --- allow rules for gate's own commands ---------------------------------------------------------------------
+
+
+SCRIPT = str(Path(sys.executable).parent / "gate")  # the console script beside the test interpreter
+PORTABLE_RULES = [f"Bash(gate {sub} *)" for sub in ("search", "show", "remember", "verify")]
+ABSOLUTE_RULES = [f"Bash({shlex.quote(SCRIPT)} {sub} *)" for sub in ("search", "show", "remember", "verify")]
+
+
+def allow(path: Path) -> list[str]:
+    return list(json.loads(path.read_text()).get("permissions", {}).get("allow", []))
+
+
+def test_install_allows_gate_commands_as_each_scope_may_spell_them(gate: Gate, project: Path) -> None:
+    assert Path(SCRIPT).is_file()
+    code, out, _ = install(gate, project)
+    assert code == 0 and "allowed without an approval prompt" in out
+    assert allow(settings_file(project)) == PORTABLE_RULES  # committed: no path of this machine
+    assert SCRIPT not in settings_file(project).read_text().split('"permissions"')[1]
+    assert install(gate, project, "--scope", "local")[0] == 0
+    assert allow(settings_file(project, "local")) == PORTABLE_RULES + ABSOLUTE_RULES
+
+
+def test_rules_are_spelled_as_the_messages_spell_gate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The rules follow gate/render.py: `gate` when it resolves on PATH to this installation, else the script."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    spelled = render.gate_command()
+    assert spelled == shlex.quote(SCRIPT)
+    assert permissions.rule(spelled, "search") in permissions.desired_rules("local", sys.executable)
+    (tmp_path / "gate").symlink_to(SCRIPT)
+    assert render.gate_command() == "gate"
+    assert permissions.rule("gate", "search") in permissions.desired_rules("project", sys.executable)
+
+
+def test_rules_cover_exactly_the_commands_the_messages_name() -> None:
+    """Every `{gate} SUBCOMMAND` in the agent's messages is allowed, and nothing the messages do not name."""
+    text = (REPO / "rules" / "messages.toml").read_text(encoding="utf-8")
+    named = set(re.findall(r"\{gate\} (\w+)", text))
+    assert named == set(permissions.SUBCOMMANDS)
+
+
+@pytest.mark.parametrize(
+    ("rule", "ours"),
+    [
+        ("Bash(gate search *)", True),
+        ("Bash(/opt/old venv/bin/gate show *)", False),  # unquoted space: not how gate spells a path
+        ("Bash('/opt/old venv/bin/gate' show *)", True),
+        ("Bash(/opt/venv/bin/gate remember *)", True),
+        ("Bash(gate search:*)", False),  # the user's own, in the older syntax
+        ("Bash(gate mute *)", False),
+        ("Bash(gatekeeper search *)", False),
+        ("Bash(gate search)", False),
+        ("Bash(gate *)", False),
+        ("Bash(rm -rf /x/gate search *)", False),
+    ],
+)
+def test_gate_rules_are_recognised_by_shape(rule: str, ours: bool) -> None:
+    assert permissions.is_gate_rule(rule) is ours
+
+
+def test_uninstall_removes_only_gate_rules(gate: Gate, project: Path) -> None:
+    path = write(settings_file(project), FOUR_SPACES)  # inline "allow": ["Bash(ls)", "Read"]
+    install(gate, project)
+    data = json.loads(path.read_text())
+    data["permissions"]["allow"] += ["Bash(gate search:*)", "Bash(gate mute *)", "Bash(make test)"]
+    path.write_text(json.dumps(data, indent=4) + "\n")
+    uninstall(gate, project)
+    after = json.loads(path.read_text())
+    kept = ["Bash(ls)", "Read", "Bash(gate search:*)", "Bash(gate mute *)", "Bash(make test)"]
+    assert after["permissions"]["allow"] == kept
+    assert "hooks" in after and not gate_groups(after).get("Stop")
+
+
+def test_reinstall_replaces_the_rules_of_another_interpreter(gate: Gate, project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other venv" / "bin"
+    other.mkdir(parents=True)
+    (other / "python").symlink_to(sys.executable)
+    (other / "gate").symlink_to(SCRIPT)
+    path = write(settings_file(project, "local"), RICH)
+    install(gate, project, "--scope", "local", "--python", str(other / "python"))
+    quoted = shlex.quote(str(other / "gate"))
+    assert quoted.startswith("'") and f"Bash({quoted} show *)" in allow(path)  # quoted as the messages quote it
+    install(gate, project, "--scope", "local")
+    assert allow(path) == ["Bash(npm run test:*)", "Read(~/.zshrc)", *PORTABLE_RULES, *ABSOLUTE_RULES]
+    uninstall(gate, project, "--scope", "local")
+    assert path.read_text() == RICH
+
+
+def test_permissions_only_adds_rules_and_no_hooks(gate: Gate, project: Path) -> None:
+    code, out, _ = install(gate, project, "--scope", "local", "--permissions-only")
+    assert code == 0 and "allow rules" in out
+    path = settings_file(project, "local")
+    assert json.loads(path.read_text()) == {"permissions": {"allow": PORTABLE_RULES + ABSOLUTE_RULES}}
+    code, out, _ = install(gate, project, "--scope", "local", "--permissions-only")
+    assert code == 0 and "nothing changed" in out
+    assert uninstall(gate, project, "--scope", "local")[0] == 0
+    assert not path.exists()  # gate had created it
+
+
+def test_rules_go_where_the_file_has_none_yet(gate: Gate, project: Path) -> None:
+    for text in ('{"permissions": {"deny": ["Read(./.env)"]}}\n', '{\n  "permissions": {\n    "allow": []\n  }\n}\n'):
+        path = write(settings_file(project), text)
+        install(gate, project)
+        assert allow(path) == PORTABLE_RULES
+        uninstall(gate, project)
+        if "deny" in text:
+            assert path.read_text() == text
+        else:  # an emptied list (and what only it filled) goes with gate's last rule, as emptied hooks lists do
+            assert json.loads(path.read_text()) == {}
+
+
+@pytest.mark.parametrize("text", ['{"permissions": []}', '{"permissions": {"allow": "Bash"}}', "[]"])
+@pytest.mark.parametrize("only", [False, True])
+def test_misshapen_permissions_are_refused_untouched(gate: Gate, project: Path, text: str, only: bool) -> None:
+    path = write(settings_file(project), text)
+    code, _, err = install(gate, project, *(["--permissions-only"] if only else []))
+    assert code != 0 and "nothing was changed" in err
+    assert ("top level" if text == "[]" else "permissions") in err
+    assert path.read_text() == text
 
 
 # --- the editor itself ------------------------------------------------------------------------------------------
@@ -573,6 +703,55 @@ def test_committed_command_fails_open_when_the_launcher_interpreter_is_gone(
         assert proc.returncode == 0 and proc.stdout == ""
         (line,) = proc.stderr.splitlines()
         assert str(python) in line and "does not exist" in line and "gate install" in line
+
+
+def _write_whole_event(command: str, home: Path, project: Path, size: int) -> tuple[int, str, str | None]:
+    """Write an event of `size` bytes to the command as Claude Code does, whole, then close: (exit status,
+    stderr, the writer's error). A command that exits without reading leaves the writer a broken pipe once the
+    event is larger than the pipe's buffer (64 KiB on Linux)."""
+    event = json.dumps({**_synthetic(project, "UserPromptSubmit"), "prompt": "x" * size}).encode()
+    proc = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=project,
+                            env={"HOME": str(home), "GATE_HOME": os.environ["GATE_HOME"]})
+    assert proc.stdin is not None and proc.stderr is not None and proc.stdout is not None
+    problem = None
+    try:
+        proc.stdin.write(event)
+        proc.stdin.close()
+    except BrokenPipeError as error:
+        problem = f"broken pipe: {error}"
+    err = proc.stderr.read().decode()
+    proc.stdout.read()
+    return proc.wait(timeout=60), err, problem
+
+
+def test_committed_command_reads_a_large_event_whole_where_gate_is_not_set_up(
+    gate: Gate, project: Path, tmp_path: Path
+) -> None:
+    """A teammate without gate: the committed command drains the event before it exits, so Claude Code's write
+    of a 1 MB event (a long pasted prompt) does not end in a broken pipe. Small events fit the pipe's buffer and
+    could not tell."""
+    install(gate, project)
+    command = gate_groups(json.loads(settings_file(project).read_text()))["UserPromptSubmit"][0]["hooks"][0]["command"]
+    teammate = tmp_path / "teammate-home"
+    teammate.mkdir()
+    code, err, problem = _write_whole_event(command, teammate, project, 1 << 20)
+    assert problem is None and code == 0, err
+    assert "not set up on this machine" in err
+
+
+def test_launcher_reads_a_large_event_whole_when_its_interpreter_is_gone(
+    gate: Gate, project: Path, tmp_path: Path
+) -> None:
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    install(gate, project, "--python", str(python))
+    command = gate_groups(json.loads(settings_file(project).read_text()))["UserPromptSubmit"][0]["hooks"][0]["command"]
+    python.unlink()
+    code, err, problem = _write_whole_event(command, Path.home(), project, 1 << 20)
+    assert problem is None and code == 0, err
+    assert "does not exist" in err
 
 
 def test_launcher_only_writes_no_settings(gate: Gate, project: Path) -> None:
@@ -814,7 +993,17 @@ def test_plugin_marketplace_install_sets_itself_up_and_recalls(gate: Gate, proje
 # --- install.sh: the README's first command ----------------------------------------------------------------------
 
 
-def _install_sh(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+def _install_sh_env(home: Path, path_first: str | None = None) -> dict[str, str]:
+    bin_dir = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep) if p != bin_dir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GATE_", "PIP_", "VIRTUAL_ENV"))}
+    env.update(HOME=str(home), GATE_HOME=os.environ["GATE_HOME"], PATH=path, PIP_NO_INDEX="1")
+    if path_first:
+        env["PATH"] = path_first + os.pathsep + env["PATH"]
+    return env
+
+
+def _install_sh(*args: str, cwd: Path, home: Path, path_first: str | None = None) -> subprocess.CompletedProcess[str]:
     """install.sh as a newcomer runs it: a HOME of their own, the venv not on PATH, pip kept off the network
     (install.sh skips pip when .venv already holds gate from this checkout: run ./install.sh once after
     pyproject.toml changes)."""
@@ -825,12 +1014,9 @@ def _install_sh(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProces
     assert stamp.is_file() and stamp.read_text().strip() == f"{REPO} {digest}", (
         "pyproject.toml changed since .venv was set up (or install.sh never ran here): run ./install.sh"
     )
-    bin_dir = str(Path(sys.executable).parent)
-    path = os.pathsep.join(p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep) if p != bin_dir)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GATE_", "PIP_", "VIRTUAL_ENV"))}
-    env.update(HOME=str(home), GATE_HOME=os.environ["GATE_HOME"], PATH=path, PIP_NO_INDEX="1")
     return subprocess.run(
-        ["bash", str(REPO / "install.sh"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+        ["bash", str(REPO / "install.sh"), *args], cwd=cwd, env=_install_sh_env(home, path_first),
+        capture_output=True, text=True, timeout=600,
     )
 
 
@@ -868,3 +1054,80 @@ def test_install_sh_wires_the_project_it_is_run_in(tmp_path: Path, project: Path
     assert commands == {wiring.PORTABLE_COMMAND}
     assert launcher.interpreter(home / launcher.RELATIVE) == str(REPO / ".venv" / "bin" / "python")
     assert "all good" in proc.stdout  # its gate doctor: a fresh install is clean
+
+
+def test_install_sh_in_the_home_directory_wires_no_project(tmp_path: Path) -> None:
+    """Run from the home directory with no argument, install.sh wired ~/.claude/settings.json, the user settings
+    every project reads, and called it project scope. It sets gate up and wires nothing; `gate install` refuses
+    the home directory as a project."""
+    home = tmp_path / "newcomer"
+    home.mkdir()
+    proc = _install_sh(cwd=home, home=home)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert not (home / ".claude" / "settings.json").exists()
+    assert "no project wired (run in your home directory" in proc.stdout
+    assert "./install.sh ~/path/to/your/project" in proc.stdout
+    proc = _install_sh(str(home), cwd=home, home=home)
+    assert proc.returncode == 1 and "is your home directory" in proc.stderr and "--scope user" in proc.stderr
+    assert not (home / ".claude" / "settings.json").exists()
+
+
+def test_gate_install_refuses_the_home_directory_as_a_project(gate: Gate) -> None:
+    code, out, err = gate("install", "--project", str(Path.home()))
+    assert code != 0 and "is your user settings" in err and "hint:" in err
+    assert not (Path.home() / ".claude" / "settings.json").exists()
+    code, out, err = gate("install", "--project", str(Path.home()), "--scope", "user")
+    assert code == 0 and (Path.home() / ".claude" / "settings.json").exists()
+
+
+def test_install_sh_re_run_says_nothing_new(tmp_path: Path, project: Path) -> None:
+    """A second run changes nothing, so it says so: no "linked" and no note to commit the file again, and its
+    closing hint names the project (a bare `gate doctor` run in the checkout suggested wiring the checkout)."""
+    home = tmp_path / "newcomer"
+    (home / ".local" / "bin").mkdir(parents=True)
+    local_bin = str(home / ".local" / "bin")
+    first = _install_sh(str(project), cwd=REPO, home=home, path_first=local_bin)
+    assert first.returncode == 0, first.stderr + first.stdout
+    assert "linked " in first.stdout and "note: commit settings.json" in first.stderr
+    second = _install_sh(str(project), cwd=REPO, home=home, path_first=local_bin)
+    assert second.returncode == 0, second.stderr + second.stdout
+    assert "linked " not in second.stdout and "note: commit" not in second.stderr
+    assert f"gate is on PATH: {local_bin}/gate" in second.stdout
+    (check,) = [line for line in (second.stdout + second.stderr).splitlines() if "check it with" in line]
+    assert check.endswith(f"doctor --project {project}"), check
+
+
+def test_install_sh_interrupted_in_its_doctor_step_says_so(tmp_path: Path, project: Path) -> None:
+    """Ctrl-C while gate doctor runs printed "gate doctor found a problem (above)" with nothing above. The hook
+    doctor runs is held (a sitecustomize that waits while GATE_DOCTOR is set) until the test has sent SIGINT."""
+    import signal
+
+    home = tmp_path / "newcomer"
+    home.mkdir()
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    started = tmp_path / "doctor-hook-started"
+    (hold / "sitecustomize.py").write_text(
+        "import os, time\n"
+        "if os.environ.get('GATE_DOCTOR'):\n"
+        f"    open({str(started)!r}, 'w').close()\n"
+        "    time.sleep(120)\n"
+    )
+    env = {**_install_sh_env(home), "PYTHONPATH": str(hold)}
+    proc = subprocess.Popen(["bash", str(REPO / "install.sh"), str(project)], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "doctor never ran a hook"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, out + err
+    assert "found a problem" not in err
+    assert "interrupted while checking with gate doctor (the hooks are wired)" in err
+    assert f"doctor --project {project}" in err or "run ./install.sh again" in err

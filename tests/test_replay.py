@@ -224,7 +224,7 @@ def test_replay_reports_and_never_touches_live_state(
     for part, files in _live(isolated_home).items():
         assert not _changed(before[part], files), f"replay wrote the live {part}: {_changed(before[part], files)}"
     assert f"fire  line {at['p1']}: {memory_id}" in text
-    assert "total: 1 sessions, 3 prompts, 1 fires, 1 memories delivered, 4 turns ended, 2 blocks" in text
+    assert "total: 1 session, 3 prompts, 1 fire, 1 memory delivered, 4 turns ended, 2 blocks" in text
 
 
 def test_compare_lists_exactly_the_turns_whose_verdict_changed(tmp_path: Path, gate: Gate) -> None:
@@ -362,11 +362,19 @@ def test_default_transcripts_are_the_projects_claude_code_sessions(
 
 
 def test_an_unreadable_transcript_is_reported_not_fatal(tmp_path: Path, gate: Gate) -> None:
+    """The others are replayed and the missing one reported, and the exit status says a transcript was left
+    out (it was 0: `gate replay /nonexistent.jsonl` looked like a clean replay of nothing)."""
     path, _ = _session(tmp_path)
-    code, out, _ = gate("replay", str(path), str(tmp_path / "missing.jsonl"), "--json")
-    assert code == 0
+    code, out, err = gate("replay", str(path), str(tmp_path / "missing.jsonl"), "--json")
+    assert code == 1
     data = json.loads(out)
     assert data["total"]["sessions"] == 1 and str(tmp_path / "missing.jsonl") in data["unreadable"]
+    assert f"could not read {tmp_path / 'missing.jsonl'}" in err and "hint:" in err
+
+
+def test_replay_of_a_missing_file_alone_fails(tmp_path: Path, gate: Gate) -> None:
+    code, out, err = gate("replay", str(tmp_path / "nonexistent.jsonl"))
+    assert code == 1 and "could not read" in err and "0 sessions" in out
 
 
 # --- the corpus of real sessions ------------------------------------------------------------------------------

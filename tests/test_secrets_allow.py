@@ -29,8 +29,6 @@ ACCEPTED = [
     "use ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX as the shape of the token",
     "AKIAXXXXXXXXXXXXXXXX is what an access key id looks like",
     "export STRIPE_KEY=sk_live_<your key here>",
-    "the password is hunter2 in the tutorial",  # a plain word after no assignment
-    "password: Password1",  # short of ten characters
     "DB_PASSWORD=changeme",
 ]
 
@@ -45,6 +43,12 @@ REFUSED = [
     "The db password=Xk8pQ2vLm9zR7tW for staging",  # 15 characters: shorter than a token, still a password
     "Staging db password: Xk8pQ2vLm9zR7tW",
     "set pwd = MyS3cretPass! before the run",
+    # a password in a sentence (docs/memories.md promises credentials are refused): these two were listed as
+    # accepted, but a tutorial's hunter2 cannot be told from a real one, and Password1 is a real (bad) password
+    "the admin password is hunter2 for the staging box",
+    "the password is hunter2 in the tutorial",
+    "password: Password1",
+    "The root password for db-01 was Summer2024 until Monday",
 ]
 
 

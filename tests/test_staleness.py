@@ -92,3 +92,31 @@ def test_an_edited_anchored_file_makes_the_delivered_line_stale_until_verified(p
     assert cli(project, "verify", memory, "--retire").returncode == 0
     assert read_event(project, "s5", "src/payments/ledger.py") is None
     assert cli(project, "verify").returncode == 0
+
+
+def test_verify_names_anchored_files_that_do_not_exist_yet(gate, project: Path) -> None:
+    """A memory anchored to a file about to be written is not "no anchored memories": verify names the path
+    that matches nothing yet, and once the file exists, that it can be recorded. `remember` notes it at once."""
+    code, out, err = gate("remember", "The outbox worker must commit before it acks", "--kind", "gotcha",
+                          "--path", "src/outbox.py")
+    assert code == 0
+    memory_id = out.strip()
+    assert "note: --path src/outbox.py matches no file yet" in err and f"gate verify {memory_id} --refresh" in err
+    code, out, _ = gate("verify")
+    assert code == 0
+    assert "no anchored memories" not in out
+    assert "--path src/outbox.py matches no file yet" in out
+    assert "1 memory anchored to files not recorded yet" in out
+    (project / "src").mkdir()
+    (project / "src" / "outbox.py").write_text("def ack(): ...\n")
+    code, out, _ = gate("verify")
+    assert code == 0 and "matches files now that were not there" in out
+    assert gate("verify", memory_id, "--refresh")[0] == 0
+    code, out, _ = gate("verify")
+    assert code == 0 and "0 of 1 anchored memory stale" in out and "not recorded" not in out
+
+
+def test_remember_with_an_existing_path_says_nothing_more(gate, project: Path) -> None:
+    (project / "app.py").write_text("x = 1\n")
+    code, out, err = gate("remember", "The app module holds the one global", "--kind", "gotcha", "--path", "app.py")
+    assert code == 0 and "note:" not in err

@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import tantivy
 
+from gate.errors import ValidationError
 from gate.memory.files import memory_path, read_memory, to_toml
 from gate.memory.model import Link, Memory
 from gate.memory.store import Store
@@ -248,3 +250,69 @@ def test_an_index_of_the_previous_schema_is_rebuilt_cleanly(gate, project: Path)
     assert len(ids) == 1 and ids[0] != "m-ghost"
     code, out, _ = gate("reindex", "--check", "--json")
     assert code == 0 and json.loads(out)["consistent"] is True
+
+
+def test_a_link_that_would_close_a_supersession_cycle_is_refused_naming_the_chain(gate, project: Path) -> None:
+    """`gate link A supersedes B` then `gate link B supersedes A` made both superseded: search found neither."""
+    first = remember(gate, "Reserve waterfall trigger fires at 30 days overdue", "--kind", "decision")
+    second = remember(gate, "Reserve waterfall trigger fires at 45 days overdue", "--kind", "decision")
+    third = remember(gate, "Reserve waterfall trigger fires at 60 days overdue", "--kind", "decision")
+    assert gate("link", second, "supersedes", first)[0] == 0
+    code, out, err = gate("link", first, "supersedes", second)
+    assert code != 0
+    assert f"{first} supersedes {second} supersedes {first}" in err
+    assert "nothing was written" in err and "hint:" in err and f"gate edit {second}" in err
+    assert "Traceback" not in err
+    assert not any(link.target == second for link in Store.for_cwd(str(project)).get(first).links)
+    assert gate("link", third, "supersedes", second)[0] == 0
+    code, out, err = gate("link", first, "supersedes", third)  # a longer ring
+    assert code != 0 and f"{first} supersedes {third} supersedes {second} supersedes {first}" in err
+    assert status(gate, first) == "superseded" and status(gate, third) == "active"
+    assert third in search_ids(gate, "reserve waterfall trigger")
+    # an edit that adds the link by hand is refused the same way
+    memory = Store.for_cwd(str(project)).get(first)
+    memory.links.append(Link("supersedes", third))
+    with pytest.raises(ValidationError, match="supersession cycle"):
+        Store.for_cwd(str(project)).update(memory)
+
+
+def test_an_import_refuses_the_line_that_closes_a_supersession_cycle(gate, project: Path) -> None:
+    lines = [
+        {"id": "m-ring-a", "kind": "decision", "title": "Pool size is 10", "links": [{"type": "supersedes",
+                                                                                    "target": "m-ring-b"}]},
+        {"id": "m-ring-b", "kind": "decision", "title": "Pool size is 20", "links": [{"type": "supersedes",
+                                                                                    "target": "m-ring-a"}]},
+        {"id": "m-ring-c", "kind": "fix", "title": "Pool size fix", "links": [{"type": "fixes", "target": "m-ring-b"}]},
+    ]
+    code, out, err = gate("import", "-", stdin="\n".join(json.dumps(line) for line in lines))
+    assert code == 2 and "line 2: m-ring-b supersedes m-ring-a would close a supersession cycle" in err
+    assert Store.for_cwd(str(project)).memories() == []
+    code, out, err = gate("import", "-", "--skip-refused", "--json", stdin="\n".join(json.dumps(x) for x in lines))
+    report = json.loads(out)
+    # lines 1 and 3 link to the refused line 2: refused in turn, not written with a link to nothing
+    assert report["ids"] == [] and [s["line"] for s in report["skipped"]] == [1, 2, 3]
+    # the ring across the store and the input: the store's memory stays, the line closing it is refused
+    assert gate("import", "-", stdin=json.dumps({**lines[0], "links": []}))[0] == 0
+    assert gate("link", "m-ring-a", "supersedes", "m-ring-a")[0] != 0  # a memory superseding itself, too
+    assert gate("import", "-", stdin=json.dumps(lines[1]))[0] == 0  # b supersedes a: no ring yet
+    code, out, err = gate("import", "-", "--replace", stdin=json.dumps(lines[0]))
+    assert code == 2 and "m-ring-a supersedes m-ring-b supersedes m-ring-a" in err, err
+    assert status(gate, "m-ring-b") == "active"
+
+def test_doctor_finds_a_supersession_cycle_that_arrives_in_a_pulled_team_file(gate, project: Path) -> None:
+    from support import doctor_checks, doctor_report
+
+    old = remember(gate, "Reserve waterfall trigger fires at 30 days overdue", "--kind", "decision", "--scope", "team")
+    _, report = doctor_report(gate, "--no-run")
+    assert doctor_checks(report, "supersession") == []
+    successor = _team_file(project, Memory(id="m-pulled", kind="decision", title="Reserve waterfall moved to 45 days",
+                                           links=[Link("supersedes", old)], source="human"))
+    memory = read_memory(memory_path(successor.parent, old))
+    memory.links.append(Link("supersedes", "m-pulled"))
+    memory_path(successor.parent, old).write_text(to_toml(memory), encoding="utf-8")  # as `git pull` brings it
+    code, report = doctor_report(gate, "--no-run")
+    found = doctor_checks(report, "supersession", "fail")
+    assert code == 1 and len(found) == 1
+    assert f"{old} supersedes m-pulled supersedes {old}" in found[0]["message"] or \
+        f"m-pulled supersedes {old} supersedes m-pulled" in found[0]["message"]
+    assert found[0]["hint"] and "gate edit" in found[0]["hint"]

@@ -328,3 +328,28 @@ def test_the_detached_builder_waits_for_a_builder_at_work(
         os.close(lock_fd)
     assert builder.wait(timeout=HANG_S) == 0
     assert fired(paths, defaults) == ["m-gotcha"]
+
+
+def test_a_store_that_grew_past_the_inline_size_is_not_rebuilt_in_the_hook(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table built when the store was small, then a large import (or pull): the table's old file count
+    must not decide, or the first hook rebuilds the whole store inline (11.6 s after 20,000 imported)."""
+    from gate.memory import cue_build
+
+    paths = ProjectPaths.for_cwd(project)
+    defaults = cues.defaults_from(load_rules("triggers", project))
+    store = Path(paths.private_store)
+    _write(store, "m-gotcha", "gotcha", paths=["src/db/**"])
+    assert [m for m, _, _ in cues.load(paths, defaults).path_triggers("src/db/x.py")] == ["m-gotcha"]
+    monkeypatch.setattr(cues, "INLINE_FILES", 3)
+    for number in range(5):
+        _write(store, f"m-more-{number}", "gotcha", paths=["src/db/**"])
+    inline: list[str] = []
+    started: list[str] = []
+    monkeypatch.setattr(cue_build, "rebuild", lambda p, d: inline.append(p.root) or {})
+    monkeypatch.setattr(cue_build, "spawn_rebuild", lambda p: started.append(p.root))
+    table = cues.load(paths, defaults)
+    assert inline == [], "the hook rebuilt a large store itself"
+    assert started == [paths.root]
+    assert [m for m, _, _ in table.path_triggers("src/db/x.py")] == ["m-gotcha"]  # the old shards answer

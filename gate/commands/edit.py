@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         draft = Path(tmp) / f"{memory.id}.toml"
         draft.write_text(to_toml(memory), encoding="utf-8")
-        if subprocess.call([*shlex.split(editor or "vi"), str(draft)]) != 0:
+        if _run_editor([*shlex.split(editor or "vi"), str(draft)]) != 0:
             raise GateError(f"the editor failed; nothing changed ({_keep(draft)})")
         try:
             data = tomllib.loads(draft.read_text(encoding="utf-8"))
@@ -89,8 +89,32 @@ def run(args: argparse.Namespace) -> int:
         store.update(edited)
     except GateError as error:  # refused (a secret, a link to nothing): the text stays where it can be fixed
         raise type(error)(f"{error} ({_keep(text, memory.id)})", error.hint) from None
+    except KeyboardInterrupt:  # the file is the old memory or the new one (atomic write); the text is not lost
+        raise GateError(f"interrupted; the memory may not have changed ({_keep(text, memory.id)})",
+                        hint=f"`gate show {memory.id}` shows which; run `gate edit {memory.id}` again and copy it in") \
+            from None
     print(f"updated {edited.id}")
     return 0
+
+
+def _run_editor(command: list[str]) -> int:
+    """Run the editor in the foreground; its exit status. Ctrl-C reaches the whole terminal group: the editor
+    handles it (vi ignores it), and gate must not die of it, or the draft and the text saved in it go with the
+    temporary directory (as git ignores SIGINT while its editor runs)."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return subprocess.call(command, preexec_fn=_default_sigint)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _default_sigint() -> None:
+    """In the editor's process: Ctrl-C as it would be without gate (an ignored signal is inherited)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _keep(draft: Path | str, memory_id: str = "") -> str:

@@ -8,10 +8,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from gate import render
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import GateError
 from gate.importers import command as importers
-from gate.memory.store import ImportReport
+from gate.memory.store import ImportInterrupted, ImportReport
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -39,9 +40,13 @@ def run(args: argparse.Namespace) -> int:
         return importers.run(args)
     importers.require_file(args)
     lines, name = read_lines(args.file)
-    report = open_store(args).import_report(
-        lines, source_name=name, skip_refused=args.skip_refused, replace=args.replace
-    )
+    try:
+        report = open_store(args).import_report(
+            lines, source_name=name, skip_refused=args.skip_refused, replace=args.replace
+        )
+    except ImportInterrupted as stopped:
+        print_report(stopped.report, name, as_json=args.json, written=stopped.written)
+        raise
     print_report(report, name, as_json=args.json)
     return 1 if report.refused else 0  # --skip-refused imported the rest; a refused line is still a failure
 
@@ -59,13 +64,19 @@ def read_lines(file: str) -> tuple[list[str], str]:
         raise GateError(f"cannot read {file}: {getattr(error, 'strerror', None) or error}") from error
 
 
-def print_report(report: ImportReport, name: str, *, as_json: bool) -> None:
+def print_report(report: ImportReport, name: str, *, as_json: bool, written: int | None = None) -> None:
+    """What the import did; `written`: it was interrupted after writing that many (stderr says so)."""
+    if written is not None:
+        if as_json:
+            print_json({**report.to_json(), "imported": written, "interrupted": True})
+        return
     if as_json:
         print_json(report.to_json())
         return
     replaced = f" ({len(report.replaced)} written over; earlier versions kept)" if report.replaced else ""
     same = f"; {len(report.unchanged)} unchanged (in the store as they are)" if report.unchanged else ""
-    print(f"imported {len(report.ids)} memories{replaced}{same}")
+    already = f"; {len(report.already)} already in the store (same kind, title and body)" if report.already else ""
+    print(f"imported {render.counted(len(report.ids), 'memory', 'memories')}{replaced}{same}{already}")
     for line, error in report.refused:
         print(f"skipped {name}, line {line}: {error}")
     if report.refused:

@@ -1,12 +1,14 @@
-"""`gate install`: wire gate's hooks into a Claude Code settings file, keeping every other byte of it."""
+"""`gate install`: wire gate's hooks into a Claude Code settings file, and allow gate's own commands there (the
+ones its messages tell the agent to run) without an approval prompt, keeping every other byte of the file."""
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 from gate import render
-from gate.install import commands, files, launcher, wiring
+from gate.install import commands, files, launcher, permissions, wiring
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -19,7 +21,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "stays as it is; the previous file is backed up under gate's state directory. Safe to run again. "
             "Project scope (usually committed) wires a command that names no path of this machine: it runs "
             "~/.local/share/memory-gate/hook, this machine's launcher, which project-scope installs write; where "
-            "there is none (a teammate without gate) the hooks exit 0 and say on stderr how to set gate up."
+            "there is none (a teammate without gate) the hooks exit 0 and say on stderr how to set gate up. "
+            "It also adds permissions.allow rules that let the agent run gate search, show, remember and verify "
+            "without an approval prompt (nothing else: a command chained to one of them still asks)."
         ),
     )
     parser.add_argument(
@@ -37,6 +41,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write only this machine's hook launcher (what committed project settings run); no settings file",
     )
+    parser.add_argument(
+        "--permissions-only",
+        action="store_true",
+        help="add only the allow rules for gate's own commands, no hooks (with the plugin, which wires the hooks "
+        "but cannot add permission rules)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -47,16 +57,19 @@ def run(args: argparse.Namespace) -> int:
         _write_launcher(python, args.dry_run)
         return 0
     root = commands.resolve_project(args.project)
-    plan = commands.plan_install(args.scope, root, python)
+    plan = commands.plan_install(args.scope, root, python, hooks=not args.permissions_only)
     if args.dry_run:
         if plan.changes:
             sys.stdout.write(plan.diff())
         else:
             print(f"gate is already wired in {plan.path}; nothing to change")
-        if args.scope == "project":
+        if args.scope == "project" and not args.permissions_only:
             _write_launcher(python, dry_run=True)
         return 0
     result = commands.apply(plan)
+    if args.permissions_only:
+        _say_rules(plan, result.changed, args.scope, python)
+        return 0
     command = wiring.command_for(args.scope, python)
     if result.changed:
         print(f"wired {', '.join(wiring.EVENT_NAMES)} into {plan.path} ({args.scope} scope)")
@@ -64,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"hooks run: ~/{launcher.RELATIVE}, this machine's launcher (the command names no machine's path)")
         else:
             print(f"hooks run: {command}")
+        print(_rules_line(args.scope, python))
         if result.backup:
             print(f"previous file saved as {result.backup}")
     else:
@@ -72,8 +86,25 @@ def run(args: argparse.Namespace) -> int:
         _write_launcher(python, dry_run=False, quiet_if_unchanged=True)  # install.sh wrote it a moment ago
     for note in plan.notes:
         print(note, file=sys.stderr)
-    print(f"check it with: {render.gate_command()} doctor", file=sys.stderr)  # a path that works without PATH
+    # a path that works without PATH, and the project by name: run in another directory (install.sh's checkout),
+    # a bare `gate doctor` checks that directory and suggests wiring it
+    print(f"check it with: {render.gate_command()} doctor --project {shlex.quote(str(root))}", file=sys.stderr)
     return 0
+
+
+def _rules_line(scope: str, python: str) -> str:
+    spelled = permissions.prefixes(scope, python)
+    names = ", ".join(f"`{spelled[0]} {sub}`" for sub in permissions.SUBCOMMANDS)
+    also = f" (also as {', '.join(spelled[1:])})" if len(spelled) > 1 else ""
+    return f"allowed without an approval prompt: {names}{also}; a command chained to one of them still asks"
+
+
+def _say_rules(plan: commands.Plan, changed: bool, scope: str, python: str) -> None:
+    if changed:
+        print(f"added the allow rules for gate's commands to {plan.path} ({scope} scope)")
+        print(_rules_line(scope, python))
+    else:
+        print(f"the allow rules for gate's commands are already in {plan.path}; nothing changed")
 
 
 def _write_launcher(python: str, dry_run: bool, quiet_if_unchanged: bool = False) -> None:

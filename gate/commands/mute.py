@@ -18,7 +18,7 @@ from typing import Any
 from gate.commands._common import add_json_option, add_project_option, print_json
 from gate.errors import ValidationError
 from gate.memory.triggers import format_time, parse_duration
-from gate.paths import ProjectPaths, ensure_private_dir
+from gate.paths import ProjectPaths, ensure_private_dir, sessions_dir
 from gate.session.audit import write_audit
 from gate.session.ledger import ledger_path, open_ledger
 from gate.session.mute import mute_file, project_mute
@@ -81,16 +81,34 @@ def _status(paths: ProjectPaths, session: str | None) -> dict[str, Any]:
         if isinstance(until, int | float):
             state["until"] = format_time(until)
     if session:
-        muted = False
-        if os.path.exists(ledger_path(session)):
-            with open(ledger_path(session), encoding="utf-8") as handle:
-                try:
-                    muted = bool(json.load(handle).get("muted"))
-                except ValueError:
-                    muted = False
         state["session"] = session
-        state["session_muted"] = muted
+        state["session_muted"] = bool(_ledger_record(ledger_path(session)).get("muted"))
+    state["muted_sessions"] = _muted_sessions(paths)
     return state
+
+
+def _ledger_record(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _muted_sessions(paths: ProjectPaths) -> list[str]:
+    """The sessions of this project whose own mute is on (each ledger names its project)."""
+    directory = Path(sessions_dir())
+    found = []
+    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+        data = _ledger_record(str(path))
+        if data.get("muted") and data.get("project") == paths.root:
+            found.append(str(data.get("session", path.stem)))
+    return found
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _print(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
@@ -107,6 +125,10 @@ def run_mute(args: argparse.Namespace) -> int:
         state = _status(paths, session)
         muted = state["project_muted"] or state.get("session_muted", False)
         text = ("muted" + (f" until {state['until']}" if "until" in state else "")) if muted else "not muted"
+        sessions = state["muted_sessions"]
+        if sessions and not muted:
+            verb = "is" if len(sessions) == 1 else "are"
+            text = f"the project is not muted, {_plural(len(sessions), 'session')} of it {verb}: {', '.join(sessions)}"
         _print(args, state, f"gate: {text} ({paths.root})")
         return 0
     if session is not None:
@@ -114,15 +136,21 @@ def run_mute(args: argparse.Namespace) -> int:
             raise ValidationError("--for applies to a project mute", hint="gate unmute --session ends a session mute")
         with open_ledger(session) as ledger:
             ledger.muted = True
+            ledger.project = ledger.project or paths.root  # so that `gate mute --status` finds it before its start
         _audit(paths, session, "muted")
         _print(args, {"muted": "session", "session": session}, f"muted session {session}: gates stay silent")
         return 0
     until: float | None = None
     if args.duration:
         try:
-            until = time.time() + parse_duration(args.duration)
+            seconds = parse_duration(args.duration)
         except ValueError as error:
-            raise ValidationError(str(error)) from error
+            raise ValidationError(str(error), hint="e.g. --for 30m, --for 2h, --for 1d") from error
+        if seconds <= 0:
+            raise ValidationError(f"--for {args.duration} would end the mute before it starts",
+                                  hint="give a positive duration (e.g. 30m), or leave --for out to mute until "
+                                  "`gate unmute`")
+        until = time.time() + seconds
     target = Path(mute_file(paths))
     ensure_private_dir(target.parent)
     target.write_text(json.dumps({"since": time.time(), "until": until, "root": paths.root}), encoding="utf-8")

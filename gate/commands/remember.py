@@ -167,9 +167,29 @@ def parse_link(text: str) -> Link:
     return Link(link_type.strip(), target.strip())
 
 
+def check_in_a_project(project: str | None) -> None:
+    """Without --project, a cwd of the home directory or / (no git checkout above it) is no project: a memory
+    written there would go to a store nobody's session reads."""
+    import os
+
+    from gate.paths import project_root
+
+    if project is not None:
+        return
+    root = project_root()
+    if os.path.exists(os.path.join(root, ".git")):
+        return
+    if root in (os.path.realpath(os.path.expanduser("~")), os.path.realpath(os.sep)):
+        raise ValidationError(
+            f"{root} is not a project (no git checkout here or above); nothing was written",
+            hint="run it in your project's directory, or name it: gate remember … --project DIR",
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     import os
 
+    check_in_a_project(args.project)
     store = open_store(args)
     body = args.body or ""
     if body == "-":
@@ -220,4 +240,14 @@ def run(args: argparse.Namespace) -> int:
         print_json({"id": memory.id})
     else:
         print(memory.id)
+    _note_unmatched_paths(memory, store.paths.root)
     return 0
+
+
+def _note_unmatched_paths(memory: Memory, root: str) -> None:
+    """A --path that names no file yet is kept (the file may be about to be written), with a note on stderr:
+    there is no hash to check until the file exists."""
+    for glob in memory.paths:
+        if not anchor_hashes(root, [glob]):
+            print(f"note: --path {glob} matches no file yet; the memory shows when a tool touches one, and "
+                  f"`gate verify {memory.id} --refresh` records its hash once it exists", file=sys.stderr)

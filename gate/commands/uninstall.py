@@ -1,4 +1,5 @@
-"""`gate uninstall`: remove exactly gate's hook entries (found by their marker) and nothing else."""
+"""`gate uninstall`: remove exactly gate's hook entries (found by their marker) and its allow rules for its own
+commands (found by their shape), and nothing else."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="remove gate's hooks from Claude Code settings",
         description=(
             "Remove gate's hook entries (recognised by their `# memory-gate` marker) from a settings file, "
-            "with any event list or matcher group that only they filled. Everything else stays byte for byte; "
+            "with any event list or matcher group that only they filled, and the permissions.allow rules gate "
+            "added for its own commands (Bash(gate search *) and the like). Everything else stays byte for byte; "
             "the previous file is backed up under gate's state directory. Memories are not touched."
         ),
     )
@@ -36,13 +38,13 @@ def run(args: argparse.Namespace) -> int:
     plans = [commands.plan_uninstall(scope, root) for scope in scopes]
     for plan in plans:
         if not plan.changes:
-            print(f"no gate hooks in {plan.path}")
+            print(f"no gate hooks or rules in {plan.path}")
             continue
         if args.dry_run:
             sys.stdout.write(plan.diff())
             continue
         result = commands.apply(plan)
-        action = "removed the file (gate had created it)" if result.removed else "removed gate's hooks"
+        action = "removed the file (gate had created it)" if result.removed else "removed gate's hooks and rules"
         print(f"{plan.path}: {action}")
         if result.backup:
             print(f"previous file saved as {result.backup}")

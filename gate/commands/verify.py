@@ -59,10 +59,28 @@ def _never_fire(memory: Memory) -> list[str]:
     return found
 
 
+def _unrecorded(memory: Memory, root: Any) -> tuple[list[str], list[str]]:
+    """Its --path globs that no recorded hash stands for: (those matching no file yet, those whose files
+    appeared after the memory was written). Neither can be stale; the second can be recorded (--refresh)."""
+    import re
+
+    missing, appeared = [], []
+    for glob in memory.paths:
+        try:
+            pattern = re.compile(trig.glob_regex(trig.normalize_glob(glob)))
+        except ValueError:
+            continue  # reported as never firing
+        if any(pattern.fullmatch(path) for path in memory.anchors):
+            continue
+        (appeared if staleness.anchor_hashes(root, [glob]) else missing).append(glob)
+    return missing, appeared
+
+
 def _report(memory: Memory, root: Any, now: float) -> dict[str, Any]:
     record = memory.to_dict()
     problems = staleness.check(record, root)
     never = _never_fire(memory)
+    missing, appeared = _unrecorded(memory, root)
     return {
         "id": memory.id,
         "kind": memory.kind,
@@ -73,6 +91,8 @@ def _report(memory: Memory, root: Any, now: float) -> dict[str, Any]:
         "message": staleness.describe(problems, memory.date),
         "expired": _expired(memory, now),
         "never_fires": never,
+        "not_yet": missing,
+        "appeared": appeared,
     }
 
 
@@ -108,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
                     "never_fire": len(broken)})
         return 1 if stale or broken else 0
     for report in reports:
-        if not report["stale"] and not report["expired"] and not report["never_fires"]:
+        if not any(report[key] for key in ("stale", "expired", "never_fires", "not_yet", "appeared")):
             continue
         print(f"{report['id']} · {report['kind']} · {report['created'][:10]} · {report['title']}")
         if report["message"]:
@@ -120,11 +140,27 @@ def run(args: argparse.Namespace) -> int:
         for path in report["never_fires"]:
             print(f"  never fires: --path {path}; saved in `gate edit {report['id']}`, a path inside the "
                   "project is stored relative to its root (remove one outside it)")
+        for path in report["not_yet"]:
+            print(f"  --path {path} matches no file yet: nothing to check until it exists (then "
+                  f"`gate verify {report['id']} --refresh` records it)")
+        for path in report["appeared"]:
+            print(f"  --path {path} matches files now that were not there when it was written: "
+                  f"`gate verify {report['id']} --refresh` records them")
     checked = sum(1 for r in reports if r["anchors"])
-    print(f"{len(stale)} of {checked} anchored memories stale" if checked else "no anchored memories")
+    waiting = sum(1 for r in reports if r["not_yet"] or r["appeared"])
+    if checked:
+        print(f"{len(stale)} of {_count(checked, 'anchored memory', 'anchored memories')} stale")
+    elif not waiting:
+        print("no anchored memories")
+    if waiting:
+        print(f"{_count(waiting, 'memory', 'memories')} anchored to files not recorded yet (above)")
     if broken:
-        print(f"{len(broken)} memor{'y' if len(broken) == 1 else 'ies'} with a --path that never fires")
+        print(f"{_count(len(broken), 'memory', 'memories')} with a --path that never fires")
     return 1 if stale or broken else 0
+
+
+def _count(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def _done(args: argparse.Namespace, data: dict[str, Any], text: str) -> int:

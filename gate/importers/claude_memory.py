@@ -23,6 +23,7 @@ from gate.importers.frontmatter import FrontMatterError, split
 from gate.importers.mapping import TYPES, map_claude_memory
 from gate.importers.plan import Item, digest, iso_date, title_and_rest
 from gate.memory.model import Memory, now_iso
+from gate.render import counted
 
 TAG = "claude-memory"
 MAX_BYTES = 1 << 20  # a memory is one fact; Claude Code itself reads far less of a topic file
@@ -137,7 +138,7 @@ def index_note(directory: Path) -> str:
     links = [m.group(1) for line in lines for m in _LINK.finditer(line)]
     missing = sorted({link for link in links if not (directory / link).is_file()})
     notes = [line for line in lines if line.strip() and not _LINK.search(line) and not line.lstrip().startswith("#")]
-    parts = [f"{INDEX}: the index Claude Code loads at session start, {len(links)} links to topic files"]
+    parts = [f"{INDEX}: the index Claude Code loads at session start, {counted(len(links), 'link')} to topic files"]
     if missing:
         parts.append(f"{len(missing)} of them to files that are not there ({', '.join(missing[:5])})")
     if notes:

@@ -2,7 +2,8 @@
 
 A file that starts with a `---` line has front matter up to the next `---` line. When the YAML does not parse,
 Claude Code tries once more with the plain values that hold YAML's special characters quoted and leading tabs
-made spaces (Claude writes `description: Use X: never Y` unquoted); so does this. What still fails is an error.
+made spaces (Claude writes `description: Use X: never Y` unquoted); so does this, except for a value that opens a
+list or a table and never closes it (`[unclosed`), which is broken, not plain text. What still fails is an error.
 """
 
 from __future__ import annotations
@@ -59,7 +60,10 @@ def _quoted(block: str) -> str:
         match = _PLAIN_VALUE.match(line)
         value = match.group(2) if match else ""
         quoted = (value[:1] in "\"'" and value[-1:] == value[:1]) or (value[:1], value[-1:]) == ("[", "]")
-        if match and not quoted and _SPECIAL.search(value):
+        # a value that opens a list or a table and never closes it is broken YAML, not text to quote: quoted,
+        # `description: [unclosed` became a memory titled "[unclosed"
+        unclosed = value[:1] != "" and value[:1] in "[{" and value.rstrip()[-1:] != {"[": "]", "{": "}"}[value[:1]]
+        if match and not quoted and not unclosed and _SPECIAL.search(value):
             escaped = value.replace("\\", "\\\\").replace('"', '\\"')
             line = f'{match.group(1)}: "{escaped}"'
         lines.append(line)

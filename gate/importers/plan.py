@@ -16,7 +16,7 @@ from typing import Any
 from gate.errors import GateError
 from gate.memory.model import TITLE_MAX, Memory
 from gate.memory.secrets import refuse_secrets
-from gate.memory.store import Store, text_fields
+from gate.memory.store import ImportInterrupted, Store, text_fields
 
 
 @dataclass
@@ -116,16 +116,23 @@ def _active(store: Store, memory_id: str) -> bool:
 
 
 def apply(store: Store, items: list[Item]) -> None:
-    """Write every new item; one that fails now (e.g. the disk filled) is reported and the rest go on."""
-    for item in items:
-        if item.status != "new" or item.memory is None:
-            continue
-        try:
-            store.remember(item.memory, supersedes=item.supersedes)
-        except (GateError, OSError) as error:
-            item.refuse(f"not written: {error}")
-            continue
-        item.status = "imported"
+    """Write every new item; one that fails now (e.g. the disk filled) is reported and the rest go on.
+    Interrupted (SIGINT), it says how many it wrote: each is whole, and a run again skips them (ids end with
+    the hash of their content)."""
+    todo = [item for item in items if item.status == "new" and item.memory is not None]
+    try:
+        for item in todo:
+            assert item.memory is not None
+            try:
+                store.remember(item.memory, supersedes=item.supersedes)
+            except (GateError, OSError) as error:
+                item.refuse(f"not written: {error}")
+                continue
+            item.status = "imported"
+    except KeyboardInterrupt:
+        # counted on disk: the one being written when the signal came may be there (its file is whole) or not
+        written = sum(1 for item in todo if item.memory is not None and store.locate(item.memory.id) is not None)
+        raise ImportInterrupted(written, len(todo), matched="each memory's id is the hash of its content") from None
 
 
 def counts(items: list[Item]) -> dict[str, int]:

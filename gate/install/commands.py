@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gate.errors import GateError
-from gate.install import files, jsonedit, wiring
+from gate.install import files, jsonedit, permissions, wiring
 from gate.paths import project_root
 
 
@@ -48,23 +48,48 @@ def check_interpreter(python: str) -> None:
         )
 
 
-def plan_install(scope: str, root: Path, python: str) -> Plan:
+def _merge_rules(text: str | None, rules: list[str]) -> str:
+    """The text with gate's allow rules (a UTF-8 byte order mark is kept aside and put back)."""
+    bom = "\ufeff" if text is not None and text.startswith("\ufeff") else ""
+    return bom + permissions.merge(text.removeprefix("\ufeff") if text is not None else None, rules)
+
+
+def plan_install(scope: str, root: Path, python: str, hooks: bool = True) -> Plan:
+    """The hooks and the allow rules for gate's own commands; `hooks=False`: the rules alone (the plugin wires
+    the hooks, and cannot add permission rules itself)."""
     path = files.settings_path(scope, root)
+    user = files.settings_path("user", root)
+    if scope != "user" and os.path.realpath(path) == os.path.realpath(user):
+        # the home directory as the project: its .claude/settings.json is the user settings, read by every project
+        raise GateError(
+            f"{root} is your home directory: its {path.relative_to(root)} is your user settings, which every "
+            f"project reads, not {scope} scope; nothing was written",
+            hint="run it in your project's directory or name it (gate install --project DIR); to gate every "
+            "project on purpose: gate install --scope user",
+        )
     before = files.read_text(path)
     if before is not None and before.strip():
         files.check_json(path, before)
     command = wiring.command_for(scope, python)
     try:
-        after = wiring.merge(before, command)
+        after = wiring.merge(before, command) if hooks else before
+        after = _merge_rules(after, permissions.desired_rules(scope, python))
     except wiring.SettingsShapeError as error:
         raise GateError(
             f"{path}: {error}; nothing was changed",
             'Claude Code expects {"hooks": {"EVENT": [{"hooks": [...]}]}}; fix the file, then run this again',
         ) from None
+    except permissions.PermissionsShapeError as error:
+        raise GateError(
+            f"{path}: {error}; nothing was changed",
+            'Claude Code expects {"permissions": {"allow": ["RULE", ...]}}; fix the file, then run this again',
+        ) from None
     plan = Plan(scope, path, before, after)
+    if not hooks:
+        return plan
     if importlib.util.find_spec("gate.hook") is None:
         plan.notes.append("warning: gate.hook is missing from this installation; the hooks will fail until it is")
-    if scope == "project":
+    if scope == "project" and plan.changes:  # said once, when the file is written, not on every re-run
         plan.notes.append(
             f"note: commit {path.name}; on a teammate's machine without gate its hooks do nothing (exit 0, one line "
             "on stderr saying how to set gate up), and once they have set gate up it works for them as is"
@@ -104,6 +129,9 @@ def plan_uninstall(scope: str, root: Path) -> Plan:
         return Plan(scope, path, before, before)
     files.check_json(path, before)
     after: str | None = wiring.unmerge(before)
+    if after is not None:
+        bom = "\ufeff" if after.startswith("\ufeff") else ""
+        after = bom + permissions.unmerge(after.removeprefix("\ufeff"))
     emptied = after != before and jsonedit.loads_strict(after.removeprefix("\ufeff")) == {}
     if emptied and files.was_created(path):
         # An empty object is what gate's own install left of a file it created: remove the file again.

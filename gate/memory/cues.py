@@ -225,8 +225,9 @@ def load(paths: ProjectPaths, defaults: dict[str, list[str]]) -> Table:
         return Table(paths, head)
     from gate.memory import cue_build  # only when a store changed
 
-    small = int(head.get("files", 0)) <= INLINE_FILES if head else cue_build.small_store(paths)
-    if small:
+    # counted now, not read from the head: a table built when the store was small would have the first hook
+    # after a large import or pull rebuild all of it inline (seconds, against the hook's timeout)
+    if cue_build.small_store(paths):
         return Table(paths, cue_build.rebuild(paths, defaults))
     cue_build.spawn_rebuild(paths)
     return Table(paths, head if head.get("defaults") == defaults else {})

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gate.errors import GateError, ValidationError
+from gate.memory import killpoints
 from gate.memory.model import Memory
 from gate.memory.scan import MAX_FILE_BYTES, SUFFIX, TEMP_PREFIX, scan_dir
 from gate.paths import ensure_private_dir
@@ -105,19 +106,24 @@ def write_memory(store_dir: str | os.PathLike[str], memory: Memory, *, private: 
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
+        killpoints.point("file.temp-written")
         _place(temp, target, new=new)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+    killpoints.point("file.placed")
     fsync_dir(store_dir)
     return target
 
 
-def write_memories(items: list[tuple[str | os.PathLike[str], Memory, bool]], *, new: bool = False) -> None:
+def write_memories(
+    items: list[tuple[str | os.PathLike[str], Memory, bool]], *, new: bool = False, placed: list[Path] | None = None
+) -> None:
     """Write many memories with one flush: all temp files, one os.sync(), then the renames.
 
     The same guarantee as write_memory (a crash leaves each file old or new, never partial) at the cost of
-    one sync instead of an fsync per file, which makes a 10k-memory import seconds instead of minutes."""
+    one sync instead of an fsync per file, which makes a 10k-memory import seconds instead of minutes.
+    `placed` grows by each file as it takes its name: an interrupted caller can say what it wrote."""
     staged: list[tuple[Path, Path]] = []
     try:
         for directory, memory, private in items:
@@ -131,15 +137,48 @@ def write_memories(items: list[tuple[str | os.PathLike[str], Memory, bool]], *, 
             staged.append((temp, memory_path(store_dir, memory.id)))
             with os.fdopen(fd, "wb") as handle:
                 handle.write(to_toml(memory).encode("utf-8"))
+        killpoints.point("files.staged")
         os.sync()
         for temp, target in staged:
             _place(temp, target, new=new)
+            if placed is not None:
+                placed.append(target)
+            killpoints.point("files.placed")
     except BaseException:
         for temp, _ in staged:
             temp.unlink(missing_ok=True)
         raise
     for directory in {target.parent for _, target in staged}:
         fsync_dir(directory)
+
+
+def sweep_temps(store_dir: str | os.PathLike[str]) -> None:
+    """Remove the temp files of writers that are gone (a SIGKILL between writing a temp file and its rename):
+    the memory they held was never placed, so it is not in the store either way."""
+    try:
+        entries = os.scandir(store_dir)
+    except OSError:
+        return
+    with entries:
+        for entry in entries:
+            if not entry.name.startswith(TEMP_PREFIX):
+                continue
+            pid = entry.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and not _alive(int(pid)):
+                try:  # noqa: SIM105 -- contextlib costs a hook ~2 ms to import, and the index reads this module
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive
+    return True
 
 
 def fsync_dir(directory: str | os.PathLike[str]) -> None:

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from gate.memory import killpoints
 from gate.memory.model import Memory, now_iso
 from gate.paths import ProjectPaths, ensure_private_dir
 
@@ -70,20 +71,50 @@ class History:
         return sorted(int(name[: -len(SUFFIX)]) for name in names if name.endswith(SUFFIX) and name[:-5].isdigit())
 
     def save(self, memory: Memory, scope: str, action: str) -> int:
-        """Keep `memory` (the version about to be replaced) as the next version of its id; its number."""
+        """Keep `memory` (the version about to be replaced) as the next version of its id; its number.
+
+        A version is whole or absent: written to a temp file, then linked to its number (a writer killed
+        between the two leaves no half version taking a number). When the newest version is this memory
+        already, it is not kept twice: a write interrupted after saving it, run again, saves nothing more."""
         directory = ensure_private_dir(self._dir(memory.id))
-        payload = {"version": 0, "saved": now_iso(), "action": action, "scope": scope, "memory": memory.to_dict()}
-        number = (self.numbers(memory.id) or [0])[-1] + 1
-        while True:  # another writer may take a number at the same moment: O_EXCL, then the next one
-            payload["version"] = number
-            try:
-                fd = os.open(join(directory, f"{number}{SUFFIX}"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                number += 1
-                continue
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(payload, handle, ensure_ascii=False)
-            return number
+        content = memory.to_dict()
+        numbers = self.numbers(memory.id)
+        newest = self.get(memory.id, numbers[-1]) if numbers else None
+        if newest is not None and newest.memory == content:
+            return newest.number
+        payload = {"version": 0, "saved": now_iso(), "action": action, "scope": scope, "memory": content}
+        number = (numbers or [0])[-1] + 1
+        temp = join(directory, f".tmp-{os.getpid()}")
+        try:
+            while True:  # another writer may take a number at the same moment: link fails, then the next one
+                payload["version"] = number
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                killpoints.point("history.opened")
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump(payload, handle, ensure_ascii=False)
+                try:
+                    os.link(temp, join(directory, f"{number}{SUFFIX}"))
+                except FileExistsError:
+                    number += 1
+                    continue
+                except OSError:  # a file system without hard links: created in place, as before
+                    if not self._create(join(directory, f"{number}{SUFFIX}"), payload):
+                        number += 1
+                        continue
+                return number
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+
+    @staticmethod
+    def _create(path: str, payload: dict[str, Any]) -> bool:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(payload, handle, ensure_ascii=False)
+        return True
 
     def keep_unreadable(self, memory_id: str, payload: bytes) -> str:
         """Keep the bytes of an unreadable memory file about to be replaced; the path they are kept at."""

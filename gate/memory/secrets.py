@@ -96,12 +96,16 @@ def redact_secrets(text: str, replacement: str = "[redacted]", project_root: str
     return text
 
 
+_PLURAL_FIELDS = frozenset({"cues", "tags", "paths", "triggers", "links"})
+
+
 def refuse_secrets(fields: dict[str, str], project_root: str | None = None) -> None:
     for field_name, text in fields.items():
         name = find_secret(text, project_root)
         if name:
+            looks = "look like they contain" if field_name in _PLURAL_FIELDS else "looks like it contains"
             raise SecretError(
-                f"the {field_name} looks like it contains a secret ({name}); nothing was written",
+                f"the {field_name} {looks} a secret ({name}); nothing was written",
                 hint="store where the secret lives (e.g. 'the deploy key is in the vault under ci/deploy'), "
                 "never the secret itself",
             )

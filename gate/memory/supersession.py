@@ -34,3 +34,42 @@ def effective_status(file_status: str, superseded: bool) -> str:
     if file_status == "forgotten":
         return "forgotten"
     return "superseded" if superseded else "active"
+
+
+def closing_chain(source: str, targets: list[str], supersedes_of: Any) -> list[str] | None:
+    """The chain `source supersedes t … supersedes source` that links from `source` to `targets` would close,
+    or None. `supersedes_of(id)` gives what a memory replaces now (its live `supersedes` targets). A cycle
+    supersedes every memory in it, so none of them is delivered: such a link is refused where it is written."""
+    for target in targets:
+        # depth first from the target, back to the source; each memory looked at once
+        trail: dict[str, str | None] = {target: None}
+        stack = [target]
+        while stack:
+            current = stack.pop()
+            if current == source:
+                chain = [current]
+                step = trail[current]
+                while step is not None:
+                    chain.append(step)
+                    step = trail[step]
+                return [source, *reversed(chain[1:]), source] if len(chain) > 1 else [source, source]
+            for following in supersedes_of(current):
+                if following not in trail:
+                    trail[following] = current
+                    stack.append(following)
+    return None
+
+
+def cycles(supersedes: dict[str, list[str]]) -> list[list[str]]:
+    """Every supersession cycle of a store (id -> live `supersedes` targets), each as a chain that starts and
+    ends at its smallest id, each cycle once (for `gate doctor`: a pulled team file can bring one)."""
+    found: dict[tuple[str, ...], list[str]] = {}
+    for source in sorted(supersedes):
+        chain = closing_chain(source, supersedes.get(source, []), lambda i: supersedes.get(i, []))
+        if chain is None:
+            continue
+        ring = chain[:-1]
+        first = ring.index(min(ring))
+        ring = ring[first:] + ring[:first]
+        found.setdefault(tuple(ring), [*ring, ring[0]])
+    return list(found.values())

@@ -9,6 +9,7 @@ user's live state; the store is only read. The index may catch up with the memor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from gate.gates.base import HookContext, Outcome
@@ -21,7 +22,7 @@ from gate.session.ledger import Ledger
 class StepResult:
     """What the gate decided at one recorded step."""
 
-    __slots__ = ("decision", "delivered", "extra", "reason", "step")
+    __slots__ = ("agent_hits", "agent_query", "decision", "delivered", "extra", "reason", "step")
 
     def __init__(self, step: Step, outcome: Outcome) -> None:
         self.step = step
@@ -29,6 +30,9 @@ class StepResult:
         self.reason = outcome.reason
         self.delivered = list(outcome.delivered)
         self.extra = outcome.extra
+        # `gate replay --queries`: the agent's own search at this prompt and what it returned (None: no query)
+        self.agent_query: str | None = None
+        self.agent_hits: list[str] | None = None
 
     @property
     def event(self) -> str:
@@ -57,6 +61,8 @@ class StepResult:
                     "agent_id", "agent_type", "spawn"):
             if key in self.extra:
                 out[key] = self.extra[key]
+        if self.agent_hits is not None:
+            out["agent_query"], out["agent_hits"] = self.agent_query, self.agent_hits
         return out
 
 
@@ -99,9 +105,12 @@ def replay_timeline(
     paths: ProjectPaths,
     settings: dict[str, Any],
     rules_overlay: str | None = None,
+    queries: dict[int, str] | None = None,
+    agent_search: Callable[[ProjectPaths, str], list[str]] | None = None,
 ) -> SessionRun:
     """Decide every step of one session with a fresh in-memory ledger. The caller redirects the state
-    directory (gate.replay.run.replay_all does)."""
+    directory (gate.replay.run.replay_all does). `queries`: prompt line -> the agent's query, run through
+    `agent_search` against the session's store at that prompt (gate.replay.queries)."""
     ledger = Ledger(session=timeline.session_id)
     results = []
     for step in timeline.steps:
@@ -114,5 +123,9 @@ def replay_timeline(
             transcript_end=step.end,
             rules_overlay=rules_overlay,
         )
-        results.append(StepResult(step, _decide(ctx, ledger)))
+        result = StepResult(step, _decide(ctx, ledger))
+        if queries and agent_search is not None and step.name == "UserPromptSubmit" and step.line in queries:
+            result.agent_query = queries[step.line]
+            result.agent_hits = agent_search(paths, result.agent_query)
+        results.append(result)
     return SessionRun(timeline, results)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gate.render import counted
 from gate.replay.engine import SessionRun, StepResult
 from gate.replay.run import Replay, skipped_lines
 
@@ -53,8 +54,9 @@ def replay_json(replay: Replay, detail: bool = True, steps: bool = False) -> dic
 
 def _counts(item: dict[str, Any]) -> str:
     return (
-        f"{item['prompts']} prompts, {item['fires']} fires, {item['delivered']} memories delivered, "
-        f"{item['turns_ended']} turns ended, {item['blocks']} blocks"
+        f"{counted(item['prompts'], 'prompt')}, {counted(item['fires'], 'fire')}, "
+        f"{counted(item['delivered'], 'memory', 'memories')} delivered, {counted(item['turns_ended'], 'turn')} ended, "
+        f"{counted(item['blocks'], 'block')}"
         + (f", {item['failed_open']} failed open" if item.get("failed_open") else "")
     )
 
@@ -79,7 +81,7 @@ def render_replay(data: dict[str, Any]) -> list[str]:
             lines.append(f"  step  line {step['line']:>6} {step['event']:<17} {step['decision']:<8} {step['reason']}"
                          + delivered)
     total = data["total"]
-    lines.append(f"total: {total['sessions']} sessions, {_counts(total)}")
+    lines.append(f"total: {counted(total['sessions'], 'session')}, {_counts(total)}")
     skipped = total["skipped"]
     lines.append(
         "lines skipped: " + (", ".join(f"{n} {cause}" for cause, n in skipped.items()) if skipped else "none")
@@ -275,6 +277,41 @@ def render_scores(scores: dict[str, Any], show_wrong: bool = True) -> list[str]:
             for case in w.get("reminded_ordinary", []):
                 lines.append(f"  {'reminder':<12} {case['transcript']}:{case['turn']} {case['reason']} "
                              f"{','.join(case['evidence'])} \"{case['reply']}\" (an ordinary turn)")
+    if "queries" in scores:
+        lines += render_queries(scores["queries"], show_wrong)
     for item in scores.get("unmatched", []):
         lines.append(f"label matches no replayed step: {item}")
+    return lines
+
+
+QUERY_ROWS = (("hook", "the hook's own hits"), ("agent", "the agent's queries"), ("both", "both"))
+
+
+def render_queries(q: dict[str, Any], show_wrong: bool = True) -> list[str]:
+    """The hook, the agent's queries and both, side by side (gate.replay.queries)."""
+    lines = [
+        f"agent-written queries (top {q['top']} of gate search): {q['with_query']} of {q['labelled_prompts']} "
+        f"labelled prompts have one ({q['empty_queries']} empty: no search)"
+        + (f"; {q['without_query']} without" if q["without_query"] else ""),
+        # rows at the margin: they are the aggregate figures (the per-prompt lines below are indented)
+        f"{'delivered by':<22} {'delivery':>8} {'at a prompt':>12} {'precision':>10} {'shown':>6} {'relevant':>9} "
+        f"{'noise':>6}",
+    ]
+    for key, name in QUERY_ROWS:
+        row = q[key]
+        lines.append(
+            f"{name:<22} {_figure(row['recall']):>8} {_figure(row['recall_at_prompt']):>12} "
+            f"{_figure(row['precision']):>10} {row['shown']:>6} {row['shown_relevant']:>9} {row['noise']:>6}"
+        )
+    lines.append(f"  (of {q['hook']['expected']} expected memories; noise: memories shown at prompts that should "
+                 f"get none — hook {q['hook']['noise_prompts']}, agent {q['agent']['noise_prompts']}, both "
+                 f"{q['both']['noise_prompts']} prompts)")
+    if show_wrong:
+        for case in q["prompts"]:
+            if case["missed"] or len(case["relevant"]) < len(case["hits"]):
+                lines.append(f"  query      {case['transcript']}:{case['line']} \"{_excerpt(case['query'], 80)}\" → "
+                             f"{', '.join(case['hits']) or '-'}"
+                             + (f"; missed {', '.join(case['missed'])}" if case["missed"] else ""))
+    for item in q["unmatched"]:
+        lines.append(f"query matches no replayed prompt: {item}")
     return lines

@@ -67,10 +67,21 @@ def replay_all(
     rules_overlay: str | None = None,
     labels: Labels | None = None,
     timelines: list[Timeline] | None = None,
+    queries: dict[tuple[str, int], str] | None = None,
 ) -> Replay:
     """Replay each transcript in order, against the current store (or, when the labels name store files,
-    against throwaway stores built from them), with every gate's state in a throwaway directory."""
+    against throwaway stores built from them), with every gate's state in a throwaway directory. `queries`:
+    (transcript, prompt line) -> the agent's own search there, run too (gate.replay.queries)."""
     from gate.settings import load_settings
+
+    agent_search = None
+    by_transcript: dict[str, dict[int, str]] = {}
+    if queries:
+        from gate.replay.queries import AgentSearch
+
+        agent_search = AgentSearch(rules_overlay)
+        for (transcript, line), query in queries.items():
+            by_transcript.setdefault(transcript, {})[line] = query
 
     replay = Replay()
     timelines = timelines if timelines is not None else _timelines(transcripts, replay)
@@ -84,7 +95,9 @@ def replay_all(
                 settings = load_settings(empty.root)
                 for timeline in timelines:
                     paths = paths_for.get(timeline.path, empty)
-                    replay.runs[timeline.path] = replay_timeline(timeline, paths, settings, rules_overlay)
+                    replay.runs[timeline.path] = replay_timeline(
+                        timeline, paths, settings, rules_overlay, by_transcript.get(timeline.path), agent_search
+                    )
                     replay.store_ids.setdefault(timeline.path, set())
             return replay
         from gate.memory.index import MemoryIndex
@@ -94,7 +107,9 @@ def replay_all(
         with redirect_state(os.path.join(scratch, "state")):
             sandboxed = ProjectPaths.for_cwd(project.root)  # carries the redirected state directory
             for timeline in timelines:
-                replay.runs[timeline.path] = replay_timeline(timeline, sandboxed, settings, rules_overlay)
+                replay.runs[timeline.path] = replay_timeline(
+                    timeline, sandboxed, settings, rules_overlay, by_transcript.get(timeline.path), agent_search
+                )
     return replay
 
 

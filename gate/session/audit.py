@@ -39,8 +39,10 @@ _STRUCTURAL = frozenset({
 
 def _hinted(text: str) -> bool:
     """Whether the text could hold a secret: a 16+ key-like run with a digit, a long letter run, a key block,
-    or a URL with credentials."""
+    a URL with credentials, or the word password (a password in prose is as short as hunter2)."""
     if "-----BEGIN" in text or ("://" in text and "@" in text):
+        return True
+    if "assw" in text or "ASSW" in text or "assphrase" in text:  # a password said in a sentence may be short
         return True
     if len(text) < 16 or all(len(word) < 16 for word in text.split()):
         return False  # a key-like run has no whitespace in it: it would be a word this long
@@ -141,7 +143,8 @@ def write_audit(
 def write_error(event: str, error: BaseException, project: str | None = None, kind: str | None = None) -> None:
     """One line per failure: where and what, never the input (it may hold a prompt or a secret). The project
     (default: $CLAUDE_PROJECT_DIR) lets `gate doctor` count only its own project's lines in this shared log;
-    kind "setting" marks a bad setting the hook skipped (it went on with the default: not a fail-open);
+    kind "setting" marks a bad setting the hook skipped (it went on with the default: not a fail-open), kind
+    "rules" a rules layer or value it left out (the same);
     `synthetic` marks a line of doctor's own test runs."""
     message = _redact_text(str(error).replace("\n", " ")[:300], frozenset())
     record: dict[str, Any] = {

@@ -103,6 +103,10 @@ GENERATORS: dict[str, Callable[[random.Random], str]] = {
     "client_secret": lambda r: f"client_secret={_mixed(r, URLSAFE, 32)}",
     "api_key_header": lambda r: f"X-Api-Key: {_mixed(r, ALNUM, 32)}",
     "auth_token_env": lambda r: f"SENTRY_AUTH_TOKEN={_mixed(r, HEX, 64)}",
+    # a password said in a sentence (docs/memories.md: "Credentials are refused at write time")
+    "password_in_prose": lambda r: f"the admin password is {_pick(r, string.ascii_lowercase, 9)}{r.randint(2, 9)} "
+    "for the staging box",
+    "password_for_host_in_prose": lambda r: f"The root password for db-01 was {_mixed(r, ALNUM, 10)} until Monday",
 }
 
 
@@ -149,4 +153,8 @@ BENIGN: list[str] = [
     "http://user@example.com/path names a user without a password",
     "Set auth_token_ttl = 3600 seconds for service tokens",
     "The key rotation runbook is docs/runbooks/key-rotation.md",
+    "The admin password for the staging box is in the team vault under staging/admin",
+    "The password was rotated on 2024-03-01 after the audit",
+    "The password hash is argon2id; the password policy: 12 characters or more",
+    "the password is at least 12 characters long and is checked by zxcvbn3",
 ]

@@ -1,8 +1,9 @@
 """What `gate doctor` looks at, one module per check: the wiring in every settings file (coverage) and the
 plugin (plugin), each hook run once for real (hooks), the store (store), the config (config), the rules
-(rules), a mute in force (mute), recent hook failures (errors), other memory tools (competition) and PATH
-(path). It informs; it changes nothing (except starting the plugin's first-use setup, which running its hook
-does by design).
+(rules), a mute in force (mute), recent hook failures (errors), the allow rules for gate's own commands
+(permissions), other memory tools (competition) and PATH (path). It informs; it changes nothing (except
+starting the plugin's first-use setup, which running its hook does by design). Supersession cycles
+(supersession) are looked for among the stores' links.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from gate.install.diagnose.errors import recent_failures
 from gate.install.diagnose.hooks import run_hooks
 from gate.install.diagnose.mute import mute_state
 from gate.install.diagnose.path import path_info
+from gate.install.diagnose.permissions import permission_rules
 from gate.install.diagnose.plugin import plugin_wiring
 from gate.install.diagnose.rules import rules_health
 from gate.install.diagnose.store import store_health
+from gate.install.diagnose.supersession import supersession_cycles
 
 __all__ = ["Check", "as_json", "clear_errors", "diagnose"]
 
@@ -39,8 +42,10 @@ def diagnose(root: Path, run: bool = True) -> list[Check]:
     if run:
         checks += run_hooks(wired, root)
     checks += store_health(root)
+    checks += supersession_cycles(root)
     checks += config_health(root)
     checks += rules_health(root)
+    checks += permission_rules(settings, root)
     checks += competitors(settings, root)
     checks += path_info()
     return checks

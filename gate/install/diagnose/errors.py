@@ -1,6 +1,6 @@
 """Recent hook failures in gate's error log: this project's only (the log is shared by every project), not
-doctor's own synthetic runs, not a bad setting the hook skipped (the config check reports those while they
-last), and none from before `gate doctor --clear-errors`."""
+doctor's own synthetic runs, not a bad setting or rules layer the hook skipped (the config and rules checks
+report those while they last), and none from before `gate doctor --clear-errors`."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _same_project(recorded: str, root: Path) -> bool:
 def counts_as_failure(record: dict[str, Any], root: Path) -> bool:
     """Whether an error-log record is a real fail-open of this project's hooks. A line without a project
     (written by an older gate) cannot be told apart, so it counts."""
-    if record.get("synthetic") or record.get("kind") == "setting" or record.get("error") == "PluginNotReady":
+    if record.get("synthetic") or record.get("kind") in ("setting", "rules") or record.get("error") == "PluginNotReady":
         return False
     project = record.get("project")
     return not (isinstance(project, str) and project and not _same_project(project, root))

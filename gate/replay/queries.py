@@ -1,0 +1,182 @@
+"""Agent-written queries for `gate replay --labels … --queries FILE`: what the agent's own search would have
+put in front of it, scored beside the recall gate's hits (issue 29, "Score agent-written queries").
+
+FILE is JSON lines, one per prompt, as a model playing the agent wrote them from what the agent sees at that
+prompt (scripts/corpus/query_sheets.py writes the sheets), frozen before scoring:
+
+  {"transcript": T, "prompt": LINE, "query": "words the agent would search for"}
+
+T resolves as a label's does (against --root, else FILE's directory); LINE is the prompt's 1-based line. An
+empty query is a prompt where the agent would not search. Blank lines are skipped, unknown keys ignored; given
+more than once (or several files), a later line for the same prompt wins.
+
+At each prompt with a query the replay runs plain `gate search`'s ranking — gate.memory.search.search with
+the rules `gate search` loads, against the replay's store as it is at that prompt — and keeps its first
+AGENT_TOP hits (with `--rules DIR`, DIR's search.toml applies to it as to the hooks). They count as delivered
+from that prompt on, in that context window (a compaction empties it), as every delivery is counted.
+Scored side by side, over the labelled prompts:
+- the hook: what the gates delivered (in full or as an index line) — the delivery figures of labels.score;
+- the agent's queries alone: what its searches returned, at this prompt or earlier in the window;
+- both: either of them.
+For each: delivery (expected memories that had reached the agent by the prompt), delivered at a prompt (by the
+recall gate's injection or by a search: what the prompt itself brought), precision of what was put in front
+of the agent at the prompt (the hook's injection, the search's hits, their union; a hit counts each time a
+search shows it), and noise (what was put in front of it at prompts that should get none).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from gate.errors import ValidationError
+from gate.paths import ProjectPaths
+from gate.replay.engine import SessionRun
+from gate.replay.labels import Labels, _line_number, _ratio, _resolve
+
+AGENT_TOP = 3  # the agent reads the first three hits of its search
+
+Queries = dict[tuple[str, int], str]  # (transcript, prompt line) -> the agent's query
+
+
+def load_queries(path: str, root: str | None = None) -> Queries:
+    """Parse a queries file; any bad line is an error naming the file and line (nothing is run)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValidationError(f"cannot read queries {path}: {error}") from error
+    base = os.path.abspath(root) if root else os.path.dirname(os.path.abspath(path))
+    queries: Queries = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            item = json.loads(line)
+        except ValueError as error:
+            raise ValidationError(f"{where}: not JSON ({error})") from error
+        if not isinstance(item, dict):
+            raise ValidationError(f"{where}: a query line must be a JSON object")
+        transcript = _resolve(base, item.get("transcript"), where, "transcript")
+        prompt = _line_number(item.get("prompt"), where, "prompt")
+        query = item.get("query")
+        if not isinstance(query, str):
+            raise ValidationError(f"{where}: query must be a string (\"\" where the agent would not search)")
+        queries[(transcript, prompt)] = query.strip()
+    return queries
+
+
+def merged_queries(parts: list[Queries]) -> Queries:
+    out: Queries = {}
+    for part in parts:
+        out.update(part)
+    return out
+
+
+class AgentSearch:
+    """Plain `gate search` (what the CLI command runs) against one replayed store, first AGENT_TOP hits."""
+
+    def __init__(self, rules_overlay: str | None = None) -> None:
+        self.rules_overlay = rules_overlay
+        self._stores: dict[str, Any] = {}  # project root -> (Store, search rules)
+
+    def __call__(self, paths: ProjectPaths, query: str) -> list[str]:
+        from gate.memory.search import search
+        from gate.memory.store import Store
+        from gate.rules import load_rules
+
+        opened = self._stores.get(paths.root)
+        if opened is None:
+            store = Store(paths)
+            store.catch_up()  # as `gate search` opens its store
+            opened = self._stores[paths.root] = (store, load_rules("search", paths.root, self.rules_overlay))
+        store, rules = opened
+        if not query:
+            return []
+        result = search(store.index, query, limit=AGENT_TOP, rules=rules)
+        return [hit.id for hit in result.hits[:AGENT_TOP]]
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.expected = self.reached = self.reached_at_prompt = 0
+        self.shown = self.shown_relevant = self.noise = self.noise_prompts = 0
+
+    def add(self, expected: list[str], reached: set[str], at_prompt: set[str], shown: list[str]) -> None:
+        self.expected += len(expected)
+        self.reached += sum(1 for m in expected if m in reached)
+        self.reached_at_prompt += sum(1 for m in expected if m in at_prompt)
+        self.shown += len(shown)
+        self.shown_relevant += sum(1 for m in shown if m in expected)
+        if not expected and shown:
+            self.noise += len(shown)
+            self.noise_prompts += 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "expected": self.expected, "reached": self.reached, "reached_at_prompt": self.reached_at_prompt,
+            "shown": self.shown, "shown_relevant": self.shown_relevant,
+            "noise": self.noise, "noise_prompts": self.noise_prompts,
+            "recall": _ratio(self.reached, self.expected),
+            "recall_at_prompt": _ratio(self.reached_at_prompt, self.expected),
+            "precision": _ratio(self.shown_relevant, self.shown),
+        }
+
+
+def score_queries(labels: Labels, runs: dict[str, SessionRun], queries: Queries) -> dict[str, Any]:
+    """The hook, the agent's queries and both, side by side over the labelled prompts (see the module doc)."""
+    hook, agent, both = _Tally(), _Tally(), _Tally()
+    labelled = with_query = empty = 0
+    cases: list[dict[str, Any]] = []
+    replayed: set[tuple[str, int]] = set()
+    for transcript, run in runs.items():
+        window: set[str] = set()  # in full, by any gate, in this context window
+        listed: set[str] = set()  # as a session-start index line
+        at_prompts: set[str] = set()  # injected at a prompt
+        searched: set[str] = set()  # returned by the agent's searches
+        for result in run.results:
+            step = result.step
+            if step.name == "SessionStart" and step.event.get("source") == "compact":
+                window, listed, at_prompts, searched = set(), set(), set(), set()
+            if result.extra.get("spawn") or result.extra.get("agent_id"):
+                continue  # a subagent's context, not this one
+            window.update(result.delivered)
+            listed.update(m for m in result.extra.get("indexed", []) if isinstance(m, str))
+            if step.name != "UserPromptSubmit":
+                continue
+            at_prompts.update(result.delivered)
+            key = (transcript, step.line)
+            replayed.add(key)
+            hits = result.agent_hits or []
+            searched.update(hits)
+            expected = labels.memories.get(key)
+            if expected is None:
+                continue
+            labelled += 1
+            if result.agent_hits is not None:
+                with_query += 1
+                empty += not queries.get(key)
+            hook.add(expected, window | listed, at_prompts, result.delivered)
+            agent.add(expected, searched, searched, hits)
+            both.add(expected, window | listed | searched, at_prompts | searched,
+                     sorted(set(result.delivered) | set(hits)))
+            if result.agent_hits is not None:
+                cases.append({
+                    "transcript": transcript, "line": step.line, "query": queries.get(key, ""), "hits": hits,
+                    "relevant": [m for m in hits if m in expected],
+                    "missed": [m for m in expected if m not in searched],
+                })
+    return {
+        "top": AGENT_TOP,
+        "labelled_prompts": labelled,
+        "with_query": with_query,
+        "empty_queries": empty,
+        "without_query": labelled - with_query,
+        "hook": hook.to_json(),
+        "agent": agent.to_json(),
+        "both": both.to_json(),
+        "prompts": cases,
+        "unmatched": [f"{t}#{line}" for (t, line) in queries if (t, line) not in replayed],
+    }

@@ -1,0 +1,57 @@
+"""What a new user can get wrong at the command line, each met with a clear refusal or note (issue #32, item 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.parametrize("where", ["home", "root"])
+def test_remember_outside_any_project_is_refused(where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """`gate remember` run in the home directory (or /) with no git checkout made a store for it, which no
+    session reads; it is refused with a hint, and nothing is written. With --project it is the user's choice."""
+    from gate.cli import main
+    from gate.paths import user_dirs
+
+    directory = Path.home() if where == "home" else Path("/")
+    monkeypatch.chdir(directory)
+    code = main(["remember", "Deploys need approval from the release manager"])
+    err = capsys.readouterr().err
+    assert code != 0 and "is not a project" in err and "--project DIR" in err
+    assert not Path(user_dirs().data).exists() or not any(Path(user_dirs().data).rglob("*.toml"))
+    if where == "home":
+        assert main(["remember", "Deploys need approval from the release manager", "--project", str(directory)]) == 0
+
+
+def test_a_mistyped_command_gets_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    from gate.cli import main
+
+    assert main(["serch", "waterfall"]) == 2
+    err = capsys.readouterr().err
+    assert "no command 'serch'; did you mean 'search'?" in err and "gate --help" in err
+    assert len(err.splitlines()) == 2  # not the list of all commands
+    assert main(["xyzzy"]) == 2
+    assert "did you mean" not in capsys.readouterr().err
+
+
+def test_counts_take_the_number_of_their_noun(gate, tmp_path: Path) -> None:
+    """"the cues looks like", "1 links", "1 blocks" (issue #32): each message in the number its count takes."""
+    from gate.render import counted
+    from gate.replay.report import _counts
+
+    assert counted(1, "memory", "memories") == "1 memory" and counted(0, "link") == "0 links"
+    one = {"prompts": 1, "fires": 1, "delivered": 1, "turns_ended": 1, "blocks": 1}
+    assert _counts(one) == "1 prompt, 1 fire, 1 memory delivered, 1 turn ended, 1 block"
+    code, _, err = gate("remember", "Deploy credentials live in the vault", "--cues",
+                        "the admin password is hunter2 for the staging box")
+    assert code != 0 and "the cues look like they contain a secret" in err
+
+
+def test_claude_memory_index_with_one_link_says_one_link(tmp_path: Path) -> None:
+    from gate.importers.claude_memory import index_note
+
+    (tmp_path / "MEMORY.md").write_text("- [Deploys](deploys.md)\n")
+    (tmp_path / "deploys.md").write_text("Deploys need approval\n")
+    assert "1 link to topic files" in index_note(tmp_path)

@@ -24,15 +24,16 @@ if TYPE_CHECKING:
 
 MAX_STDIN_BYTES = 64 * 1024 * 1024
 
-HANDLERS: dict[str, tuple[str, str]] = {
-    # event -> (module, function)
-    "UserPromptSubmit": ("gate.gates.prompt", "evaluate"),  # recall, then the write-back reminder
-    "Stop": ("gate.gates.writeback", "evaluate"),
-    "SessionStart": ("gate.gates.session_start", "on_session_start"),
-    "PreCompact": ("gate.gates.session_start", "on_pre_compact"),
-    "PreToolUse": ("gate.gates.anchors", "evaluate"),
-    "SubagentStop": ("gate.gates.subagent", "on_subagent_stop"),
+# event -> its module in gate/gates/events/, whose ENTRY function answers it
+HANDLERS: dict[str, str] = {
+    "UserPromptSubmit": "gate.gates.events.user_prompt_submit",  # recall, then the write-back reminder
+    "Stop": "gate.gates.events.stop",
+    "SessionStart": "gate.gates.events.session_start",
+    "PreCompact": "gate.gates.events.pre_compact",
+    "PreToolUse": "gate.gates.events.pre_tool_use",
+    "SubagentStop": "gate.gates.events.subagent_stop",
 }
+ENTRY = "handle"
 # Answers that an event may give; anything else is dropped (a bug must not block a prompt or a compaction).
 ALLOWED_OUTPUT: dict[str, Callable[[dict[str, Any]], bool]] = {
     "UserPromptSubmit": lambda out: set(out) == {"hookSpecificOutput"},
@@ -47,12 +48,11 @@ ALLOWED_OUTPUT: dict[str, Callable[[dict[str, Any]], bool]] = {
 
 def _load_handler(event_name: str) -> Callable[..., Any] | None:
     """The gate for an event, imported only for that event (plain imports: importlib costs ~1 ms)."""
-    target = HANDLERS.get(event_name)
-    if target is None:
+    module_name = HANDLERS.get(event_name)
+    if module_name is None:
         return None
-    module_name, function = target
     __import__(module_name)
-    return getattr(sys.modules[module_name], function)
+    return getattr(sys.modules[module_name], ENTRY)
 
 
 def decide(ctx: HookContext, ledger: Ledger) -> Outcome:

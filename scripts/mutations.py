@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     (
         "M1", "writeback_cap ignored: the cap hard-coded to 5",
-        [("gate/gates/writeback.py", 'cap = int(ctx.settings.get("writeback_cap", 5))', "cap = 5")],
+        [("gate/gates/writeback/gate.py", 'cap = int(ctx.settings.get("writeback_cap", 5))', "cap = 5")],
         ["tests/test_promises.py::test_the_writeback_cap_follows_the_setting"],
     ),
     (
@@ -47,7 +47,7 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "M3c", "session start drops its project check",
-        [("gate/gates/session_start.py",
+        [("gate/gates/recall/standing.py",
           """r.get("scope") != "private" or not r.get("project") or r["project"] == project""", "True")],
         ["tests/test_promises.py::test_every_delivering_hook_keeps_to_the_project"],
     ),
@@ -94,7 +94,7 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "W2", "the write-back gate switched off (every Stop allowed)",
-        [("gate/gates/writeback.py", 'or not ctx.settings.get("writeback", True):', "or True:")],
+        [("gate/gates/writeback/gate.py", 'or not ctx.settings.get("writeback", True):', "or True:")],
         ["tests/test_hardening_poisoning.py::test_tool_output_saying_gate_remember_creates_no_memory"],
     ),
     (
@@ -124,8 +124,8 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "S3", "`gate stats` text ends with a dump of every figure",
-        [("gate/stats/report.py", '    return "\\n".join(lines)\n\n\ndef _counts',
-          '    return "\\n".join(lines) + "\\n" + repr(report)\n\n\ndef _counts')],
+        [("gate/stats/report.py", '    return "\\n".join(lines)\n\n\n_MEM, _ACTIVE',
+          '    return "\\n".join(lines) + "\\n" + repr(report)\n\n\n_MEM, _ACTIVE')],
         ["tests/test_stats.py::test_stats_text_reads_in_ten_seconds"],
     ),
     (

@@ -54,8 +54,8 @@ def collect(labels_path: str, root: str | None) -> list[tuple[str, dict[str, flo
 def features_at(transcript: str, step: Any) -> dict[str, float]:
     """Every feature of the turn a Stop step ends, as the gate reads it (all signals, weighed or not: the hook
     itself computes only the ones its weights use)."""
-    from gate.gates.evidence import find_evidence
-    from gate.gates.signals import turn_signals
+    from gate.gates.writeback.evidence import find_evidence
+    from gate.gates.writeback.signals import turn_signals
     from gate.rules import load_rules
     from gate.session.transcript import read_turn
 
@@ -70,8 +70,8 @@ def synthetic(directory: Path) -> list[tuple[str, dict[str, float], bool]]:
     alongside the real sessions so the weights cannot trade them away."""
     import tomllib
 
-    from gate.gates.evidence import find_evidence
-    from gate.gates.signals import turn_signals
+    from gate.gates.writeback.evidence import find_evidence
+    from gate.gates.writeback.signals import turn_signals
     from gate.rules import load_rules
     from gate.session.transcript import read_turn
 
@@ -85,7 +85,7 @@ def synthetic(directory: Path) -> list[tuple[str, dict[str, float], bool]]:
 
 
 def vetoed(features: dict[str, float], rules: Any) -> bool:
-    from gate.gates.verdict import decide
+    from gate.gates.writeback.verdict import decide
 
     return bool(decide(features, {"score": {**rules.get("score", {}), "weights": {}}}).veto)
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from gate.session.transcript import _Collector, read_turn
+from gate.session.transcript import read_turn
+from gate.session.turn import TurnCollector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "corpus"))
 import convert  # the dev scripts, importable for their functions
@@ -865,7 +866,7 @@ def test_every_export_in_the_corpus_converts_and_reads_like_a_raw_transcript(tmp
         for line in data.split(b"\n")[:-1]:
             entry = json.loads(line)
             # every line means to the reader what the converter says it means
-            collector = _Collector()
+            collector = TurnCollector()
             opens = collector.feed(entry)
             kind = classify.user_kind(entry) if entry["type"] == "user" else entry.get("subtype", "")
             assert opens == (kind in ("prompt", "command", "compact summary", "compact_boundary")), (path, line)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.gates.evidence import Evidence, find_evidence, find_store_decision, sentences
+from gate.gates.writeback.evidence import Evidence, find_evidence, find_store_decision, sentences
 from gate.rules import load_rules
-from gate.session.transcript import ToolResult, ToolUse, Turn
+from gate.session.turn import ToolResult, ToolUse, Turn
 
 
 @pytest.fixture

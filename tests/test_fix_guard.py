@@ -1,5 +1,5 @@
 """A debugging loop blocks at most once (issue 22): after a fix block, or a fix stored, a later fix about the same
-files, failing command or names defers to a reminder until the topic changes (gate/gates/fixguard.py,
+files, failing command or names defers to a reminder until the topic changes (gate/gates/writeback/fixguard.py,
 rules/writeback.toml [fix_guard]) — through the real hook entry point, in fresh processes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from test_reminder_hooks import Hook, Session, audit
 
-from gate.gates.fixguard import names, same_fix
+from gate.gates.writeback.fixguard import names, same_fix
 from gate.rules import load_rules
 from gate.session.ledger import Ledger
 
@@ -153,8 +153,8 @@ def test_a_prompt_on_another_topic_ends_the_guard(
     project: Path, monkeypatch: pytest.MonkeyPatch, shift: bool
 ) -> None:
     """The recall gate's verdict on the user's prompt: a topic shift ends the loop the guard was about."""
-    from gate.gates import prompt
     from gate.gates.base import HookContext, Outcome
+    from gate.gates.events import user_prompt_submit as prompt
     from gate.paths import ProjectPaths
 
     monkeypatch.setattr(prompt, "recall", lambda ctx, ledger: Outcome(
@@ -162,15 +162,15 @@ def test_a_prompt_on_another_topic_ends_the_guard(
     ledger = Ledger("s", writeback_turns=3, writeback_fix_guard=dict(GUARD))
     ctx = HookContext(event={"prompt": "now the invoice PDF layout", "transcript_path": ""},
                       event_name="UserPromptSubmit", session_id="s", paths=ProjectPaths.for_cwd(project), settings={})
-    prompt.evaluate(ctx, ledger)
+    prompt.handle(ctx, ledger)
     assert (ledger.writeback_fix_guard is None) is shift
 
 
 def test_the_shift_a_compaction_forces_does_not_end_the_guard(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After a compaction the recall gate treats the next prompt as a shift (its topic record is gone); the user
     did not move on, so the debugging loop's guard stays (long loops are where compactions happen)."""
-    from gate.gates import prompt
     from gate.gates.base import HookContext, Outcome
+    from gate.gates.events import user_prompt_submit as prompt
     from gate.paths import ProjectPaths
 
     forced_shift = Outcome("fired", "FIRED_TOPIC_SHIFT", extra={"shift": True})
@@ -180,7 +180,7 @@ def test_the_shift_a_compaction_forces_does_not_end_the_guard(project: Path, mon
     assert ledger.force_shift == "compaction"
     ctx = HookContext(event={"prompt": "still off by a cent on refunds", "transcript_path": ""},
                       event_name="UserPromptSubmit", session_id="s", paths=ProjectPaths.for_cwd(project), settings={})
-    prompt.evaluate(ctx, ledger)
+    prompt.handle(ctx, ledger)
     assert ledger.writeback_fix_guard == GUARD
 
 

@@ -125,7 +125,7 @@ def test_the_interpreter_startup_is_measured_not_assumed(project: Path, gate, tm
     assert {"sitecustomize", "apport_python_hook"} <= raw
     imported = hook_modules(event, env)
     assert not imported & {"sitecustomize", "apport_python_hook"}
-    assert {"gate.hook", "gate.gates.session_start"} <= imported, sorted(imported)
+    assert {"gate.hook", "gate.gates.events.session_start"} <= imported, sorted(imported)
 
 
 @pytest.mark.parametrize(
@@ -184,7 +184,7 @@ def test_steady_state_hooks_skip_slow_imports_and_a_follow_up_prompt_skips_tanti
     assert "tantivy" not in modules
     assert not {m for m in modules if m.split(".")[0] in SLOW_STDLIB or m in SLOW_STDLIB}
     # what a silent follow-up has no use for: rendering, tool-call cues, trigger parsing
-    unused = {"gate.render", "gate.gates.anchors", "gate.memory.triggers", "gate.memory.search"}
+    unused = {"gate.render", "gate.gates.delivery.anchors", "gate.memory.triggers", "gate.memory.search"}
     assert not modules & unused, sorted(modules & unused)
     events = [
         {"hook_event_name": "UserPromptSubmit", "prompt": "How is the payroll export to the bank formatted?"},

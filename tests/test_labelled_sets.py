@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from support import report
 
-from gate.gates.evidence import find_evidence, find_store_decision
-from gate.gates.signals import turn_signals
-from gate.gates.topic import TopicRecord, assess, update
-from gate.gates.verdict import decide
+from gate.gates.recall.topic import TopicRecord, assess, update
+from gate.gates.writeback.evidence import find_evidence, find_store_decision
+from gate.gates.writeback.signals import turn_signals
+from gate.gates.writeback.verdict import decide
 from gate.rules import load_rules
 from gate.session.transcript import read_turn
 
@@ -118,8 +118,8 @@ def test_delivery_on_the_frozen_test_split(mirror: Path) -> None:
 # --- 2. named behaviours: the hand-written sets ---------------------------------------------------------------
 
 STOP_TURNS = tomllib.loads((DATA / "stop_turns" / "labels.toml").read_text(encoding="utf-8"))["turn"]
-# Written turns the gate no longer blocks but defers to a reminder at the next prompt (gate/gates/reminder.py),
-# and why (measured on the dev split of real sessions, eval/README.md):
+# Written turns the gate no longer blocks but defers to a reminder at the next prompt
+# (gate/gates/writeback/reminder.py), and why (measured on the dev split of real sessions, eval/README.md):
 # - a trap stated in words, with no other sign that the turn learned it, weighs 0.7 (rules/writeback.toml
 #   [score.weights] gotcha) under the block threshold of 1.0 — at 1.0, lone trap phrases made 6 more false blocks
 #   on the dev split and caught no more. A trap with a second signal (a fix, a decision, a recovery) still blocks.

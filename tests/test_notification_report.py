@@ -9,7 +9,8 @@ from pathlib import Path
 
 from test_reminder_hooks import ROOT_CAUSE, Hook, Session, audit
 
-from gate.session.transcript import notification_report, read_turn
+from gate.session.transcript import read_turn
+from gate.session.turn import notification_report
 
 REPORT = ("The root cause was an off-by-one in the reserve trigger: it counted the current month as missed. "
           "I changed >= to > in trigger.py and the trigger tests pass now.")

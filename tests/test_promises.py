@@ -193,7 +193,7 @@ def test_a_base_exception_inside_a_gate_fails_open(
 
     import gate.hook
 
-    module_name, function = gate.hook.HANDLERS[event_name]
+    module_name, function = gate.hook.HANDLERS[event_name], gate.hook.ENTRY
 
     def gate_that_raises(ctx: Any, ledger: Any) -> Any:
         raise raised

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gate.gates import topic
+from gate.gates.recall import prompt as analysis
 from gate.paths import audit_log_file
 from gate.rules import load_rules
 from gate.textproc import terms
@@ -67,13 +67,13 @@ def test_a_follow_up_that_names_only_what_was_delivered_opens_no_index(
 def test_the_projects_own_path_words_and_a_pasted_paths_folders_weigh_nothing(tmp_path: Path) -> None:
     rules = load_rules("topic_shift")
     root = str(tmp_path / "work" / "shopfloor-erp")
-    noise = topic.project_words(root)
+    noise = analysis.project_words(root)
     assert {"shopfloor", "erp"} <= noise
     prompt = f"Traceback in {root}/addons/sale_margin/views/order_view.xml: the margin column is empty"
-    query = topic.query_terms(prompt, rules, noise)
+    query = analysis.query_terms(prompt, rules, noise)
     assert "shopfloor" not in query and "erp" not in query and "addon" not in query  # folders above the last 3
     assert {"sale", "margin", "view", "order"} <= set(query)
-    windows = topic.without_long_paths(r"see C:\Users\ana\work\shop\addons\sale\views\order.xml now", 3)
+    windows = analysis.without_long_paths(r"see C:\Users\ana\work\shop\addons\sale\views\order.xml now", 3)
     assert "Users" not in windows and "sale" in windows and "order.xml" in windows
 
 

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import Transcript
 
 from gate.gates.base import HookContext, Outcome
-from gate.gates.writeback import render
+from gate.gates.writeback.message import render
 from gate.paths import ProjectPaths, audit_log_file
 from gate.rules import load_rules
 
@@ -135,8 +135,8 @@ def test_reminders_are_capped_per_session_and_never_block(project: Path, hook: H
 def test_a_prompt_with_no_reminder_pending_pays_one_ledger_read(tmp_path: Path) -> None:
     """The composite UserPromptSubmit handler imports the reminder only when one is pending."""
     code = (
-        "import sys; import gate.gates.prompt; "
-        "print('gate.gates.reminder' in sys.modules, 'gate.gates.writeback' in sys.modules)"
+        "import sys; import gate.gates.events.user_prompt_submit; "
+        "print('gate.gates.writeback.reminder' in sys.modules, 'gate.gates.writeback.gate' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
@@ -145,7 +145,7 @@ def test_a_prompt_with_no_reminder_pending_pays_one_ledger_read(tmp_path: Path) 
 def test_the_block_message_is_grammatical_in_full(project: Path) -> None:
     ctx = HookContext(event={}, event_name="Stop", session_id="s", paths=ProjectPaths.for_cwd(project), settings={})
     rules = load_rules("writeback")
-    from gate.gates.evidence import action_phrase
+    from gate.rule_reading import action_phrase
 
     text = render(ctx, action_phrase(["fix"], rules), ["fix"], [ROOT_CAUSE])
     lines = text.splitlines()
@@ -172,20 +172,20 @@ def test_the_block_message_is_grammatical_in_full(project: Path) -> None:
     ],
 )
 def test_the_kinds_read_as_what_the_turn_did(kinds: list[str], phrase: str) -> None:
-    from gate.gates.evidence import action_phrase
+    from gate.rule_reading import action_phrase
 
     assert action_phrase(kinds, load_rules("writeback")) == phrase
 
 
 def test_a_broken_reminder_costs_neither_the_recall_answer_nor_a_loop(project: Path) -> None:
-    from gate.gates import prompt
+    from gate.gates.events import user_prompt_submit as prompt
     from gate.session.ledger import Ledger
 
     ledger = Ledger("s")
     ledger.writeback_reminder = {"turn": 1, "kinds": ["fix"], "quotes": 7}  # damaged: quotes is not a list
     ctx = HookContext(event={"prompt": "hello there, what next?", "transcript_path": ""}, event_name="UserPromptSubmit",
                       session_id="s", paths=ProjectPaths.for_cwd(project), settings={"recall": False})
-    outcome = prompt.evaluate(ctx, ledger)
+    outcome = prompt.handle(ctx, ledger)
     assert isinstance(outcome, Outcome) and outcome.reason == "SKIP_MUTED"
     assert outcome.extra.get("reminder_error") and ledger.writeback_reminder is None
 

@@ -14,7 +14,8 @@ import pytest
 
 from gate.paths import audit_log_file, error_log_file
 from gate.session.ledger import read_ledger
-from gate.session.transcript import read_turn, subagent_report
+from gate.session.transcript import read_turn
+from gate.session.turn import subagent_report
 
 GATE_BIN = Path(sys.executable).parent / "gate"
 TASK = "Find out how the reserve account waterfall pays noteholders after the trigger fires."
@@ -191,9 +192,9 @@ def test_subagent_stop_cannot_block_even_if_a_gate_answered(monkeypatch: pytest.
     from gate.paths import ProjectPaths
     from gate.session.ledger import Ledger
 
-    monkeypatch.setitem(hook_module.HANDLERS, "SubagentStop", ("gate.gates.writeback", "evaluate"))
+    monkeypatch.setitem(hook_module.HANDLERS, "SubagentStop", "gate.gates.events.stop")
     ctx = HookContext({"hook_event_name": "SubagentStop"}, "SubagentStop", "s9", ProjectPaths.for_cwd(str(project)), {})
-    monkeypatch.setattr("gate.gates.writeback.evaluate",
+    monkeypatch.setattr("gate.gates.events.stop.handle",
                         lambda c, ledger: Outcome("blocked", "X", output={"decision": "block", "reason": "r"}))
     with pytest.raises(ValueError, match="may not answer"):
         hook_module.decide(ctx, Ledger(session="s9"))
@@ -389,9 +390,9 @@ def test_subagent_events_import_only_what_they_need(project: Path, store: dict[s
             slow -= {"datetime", "_datetime"}  # tantivy's own import; only a search loads it
         assert not slow, (event["hook_event_name"], sorted(slow))
         if event is not spawn_event:  # only a spawn searches: the rest pay for no recall
-            searching = modules & {"gate.gates.recall", "gate.memory.search", "tantivy", "gate.gates.topic"}
+            searching = modules & {"gate.gates.recall.fire", "gate.memory.search", "tantivy", "gate.gates.recall.topic"}
             assert not searching, (event["hook_event_name"], sorted(searching))
-    assert {"gate.gates.recall", "gate.memory.search"} <= hook_modules(spawn_event, env)
+    assert {"gate.gates.recall.fire", "gate.memory.search"} <= hook_modules(spawn_event, env)
 
 
 def test_bad_subagent_fields_fail_safe(project: Path, store: dict[str, str]) -> None:

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.gates.topic import ShiftVerdict, TopicRecord, assess, is_trivial, path_terms, update
+from gate.gates.recall.prompt import is_trivial, path_terms
+from gate.gates.recall.topic import ShiftVerdict, TopicRecord, assess, update
 from gate.rules import load_rules
 
 
@@ -172,13 +173,13 @@ def test_trivial_checks_agree_with_their_regexes() -> None:
     import random
     import re
 
-    from gate.gates import topic
+    from gate.gates.recall import prompt
 
     rng = random.Random(5)
     alphabet = "ab nd or 0123456789 .,;:#()-+/&'’_!?\"\t\n\x1c\x00é١٢\u2003AZ"
     samples = ["", "1", "1 and 2", "1, 2 or 3", "and", "or", " 3 and ", "1 an d 2", "and or", "١٢ and ٣", "\u20031"]
     samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(20_000)]
     for text in samples:
-        assert topic._only_numbers(text) == (re.match(topic._NUMBERS, text) is not None), repr(text)
-        expected = re.sub(r"\s+", " ", re.sub(topic._NOT_WORD, " ", text.lower())).strip()
-        assert topic._normalise(text) == expected, repr(text)
+        assert prompt._only_numbers(text) == (re.match(prompt._NUMBERS, text) is not None), repr(text)
+        expected = re.sub(r"\s+", " ", re.sub(prompt._NOT_WORD, " ", text.lower())).strip()
+        assert prompt._normalise(text) == expected, repr(text)

@@ -10,6 +10,7 @@ import pytest
 
 from gate.session import transcript as tr
 from gate.session.transcript import previous_turn_files, read_turn
+from gate.session.turn import ToolUse, Turn
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import Transcript
@@ -164,15 +165,15 @@ def test_previous_turn_files(tmp_path: Path) -> None:
 
 
 def test_touched_files_from_all_file_tools() -> None:
-    turn = tr.Turn(
+    turn = Turn(
         tool_uses=[
-            tr.ToolUse("1", "Grep", {"pattern": "x", "path": "gate/memory"}),
-            tr.ToolUse("2", "Glob", {"pattern": "*.py", "path": "tests"}),
-            tr.ToolUse("3", "NotebookEdit", {"notebook_path": "nb/a.ipynb"}),
-            tr.ToolUse("4", "MultiEdit", {"file_path": "gate/x.py", "edits": []}),
-            tr.ToolUse("5", "Read", {"file_path": "gate/x.py"}),
-            tr.ToolUse("6", "Bash", {"command": "cat secret.txt"}),
-            tr.ToolUse("7", "Write", {"file_path": 42}),
+            ToolUse("1", "Grep", {"pattern": "x", "path": "gate/memory"}),
+            ToolUse("2", "Glob", {"pattern": "*.py", "path": "tests"}),
+            ToolUse("3", "NotebookEdit", {"notebook_path": "nb/a.ipynb"}),
+            ToolUse("4", "MultiEdit", {"file_path": "gate/x.py", "edits": []}),
+            ToolUse("5", "Read", {"file_path": "gate/x.py"}),
+            ToolUse("6", "Bash", {"command": "cat secret.txt"}),
+            ToolUse("7", "Write", {"file_path": 42}),
         ]
     )
     assert turn.touched_files() == ["gate/memory", "tests", "nb/a.ipynb", "gate/x.py"]

@@ -15,8 +15,8 @@ import pytest
 from support import HANG_S, hang_guard
 
 from gate.errors import ValidationError
-from gate.gates import anchors
-from gate.memory import cues
+from gate.gates.delivery import anchors
+from gate.memory import cue_table, cues
 from gate.memory import triggers as trig
 from gate.memory.model import Memory
 from gate.paths import ProjectPaths, background_python
@@ -209,7 +209,7 @@ def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> N
     def ids(found: list) -> set[str]:
         return {memory_id for memory_id, _, _ in found}
 
-    table = cues.load(paths, defaults)
+    table = cue_table.load(paths, defaults)
     assert ids(table.path_triggers("src/db/models.py")) == {"m-gotcha", "m-root"}
     assert ids(table.path_triggers("src/db", with_root=False)) == {"m-gotcha"}
     assert ids(table.path_triggers("src/api/views.py")) == {"m-root"}
@@ -219,14 +219,14 @@ def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> N
     assert head["files"] == 9
     # a new memory shows up on the next load (the directory changed); a changed default rebuilds the table
     _write(store, "m-new", "gotcha", triggers=["path:docs/**,expires:2020-01-01"])
-    table = cues.load(paths, defaults)
+    table = cue_table.load(paths, defaults)
     assert ids(table.path_triggers("docs/a.md")) == {"m-new", "m-root"}
     assert table.withheld(time.time()) == {"m-new"}
-    table = cues.load(paths, {**defaults, "finding": ["paths"]})
+    table = cue_table.load(paths, {**defaults, "finding": ["paths"]})
     assert ids(table.path_triggers("src/db/models.py")) == {"m-gotcha", "m-plain", "m-root"}
     # forgetting removes it, and its shard when it was the last one there
     (store / "m-new.toml").unlink()
-    table = cues.load(paths, defaults)
+    table = cue_table.load(paths, defaults)
     assert ids(table.path_triggers("docs/a.md")) == {"m-root"}
     assert not (Path(cues.table_dir(paths)) / cues.shard_name("docs")).exists()
 
@@ -269,7 +269,7 @@ def hold_build_lock(paths: ProjectPaths) -> int:
 
 
 def fired(paths: ProjectPaths, defaults: dict[str, list[str]]) -> list[str]:
-    return [m for m, _, _ in cues.load(paths, defaults).path_triggers("src/db/x.py")]
+    return [m for m, _, _ in cue_table.load(paths, defaults).path_triggers("src/db/x.py")]
 
 
 def test_a_large_store_is_rebuilt_by_a_detached_process(
@@ -341,7 +341,7 @@ def test_a_store_that_grew_past_the_inline_size_is_not_rebuilt_in_the_hook(
     defaults = cues.defaults_from(load_rules("triggers", project))
     store = Path(paths.private_store)
     _write(store, "m-gotcha", "gotcha", paths=["src/db/**"])
-    assert [m for m, _, _ in cues.load(paths, defaults).path_triggers("src/db/x.py")] == ["m-gotcha"]
+    assert [m for m, _, _ in cue_table.load(paths, defaults).path_triggers("src/db/x.py")] == ["m-gotcha"]
     monkeypatch.setattr(cues, "INLINE_FILES", 3)
     for number in range(5):
         _write(store, f"m-more-{number}", "gotcha", paths=["src/db/**"])
@@ -349,7 +349,7 @@ def test_a_store_that_grew_past_the_inline_size_is_not_rebuilt_in_the_hook(
     started: list[str] = []
     monkeypatch.setattr(cue_build, "rebuild", lambda p, d: inline.append(p.root) or {})
     monkeypatch.setattr(cue_build, "spawn_rebuild", lambda p: started.append(p.root))
-    table = cues.load(paths, defaults)
+    table = cue_table.load(paths, defaults)
     assert inline == [], "the hook rebuilt a large store itself"
     assert started == [paths.root]
     assert [m for m, _, _ in table.path_triggers("src/db/x.py")] == ["m-gotcha"]  # the old shards answer

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from gate.gates.evidence import find_evidence
-from gate.gates.signals import asks_user, recovered, turn_signals, wrote_notes
-from gate.gates.verdict import decide
+from gate.gates.writeback.evidence import find_evidence
+from gate.gates.writeback.signals import asks_user, recovered, turn_signals, wrote_notes
+from gate.gates.writeback.verdict import decide
 from gate.rules import load_rules
-from gate.session.transcript import ToolResult, ToolUse, Turn
+from gate.session.turn import ToolResult, ToolUse, Turn
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_a_turn_that_waits_on_the_user_is_never_blocked(rules: Any, ending: str)
     assert asks_user(text, rules)
     verdict = _verdict(turn, rules)
     assert verdict.reached and not verdict.block and verdict.veto == "asks_user"
-    assert verdict.remind  # it settled something: the next prompt carries a reminder (gate/gates/reminder.py)
+    assert verdict.remind  # it settled something: the next prompt carries a reminder (gate/gates/writeback/reminder.py)
 
 
 @pytest.mark.parametrize("ending", ["Want me to commit this?", "完成！要 commit 嗎？", "Anything else?"])

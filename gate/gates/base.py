@@ -51,9 +51,10 @@ class HookContext:
     @cached_property
     def cue_table(self) -> Table:
         """The project's cue table (gate/memory/cues.py), loaded once per event whoever asks first."""
-        from gate.memory import cues
+        from gate.memory.cue_table import load
+        from gate.memory.cues import defaults_from
 
-        return cues.load(self.paths, cues.defaults_from(self.rules("triggers")))
+        return load(self.paths, defaults_from(self.rules("triggers")))
 
     @cached_property
     def index(self) -> MemoryIndex:

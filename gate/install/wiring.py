@@ -39,7 +39,7 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("PreToolUse", TOOL_MATCHER, 5),
     EventSpec("Stop", None, 10),
     EventSpec("PreCompact", None, 10),
-    EventSpec("SubagentStop", None, 5),  # audited only: it never answers (gate/gates/subagent.py)
+    EventSpec("SubagentStop", None, 5),  # audited only: it never answers (gate/gates/recall/subagent.py)
 )
 EVENT_NAMES: tuple[str, ...] = tuple(spec.event for spec in EVENTS)
 

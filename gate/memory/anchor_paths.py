@@ -1,6 +1,6 @@
 """A memory's file paths as the store keeps them: relative to the project root (cold path, write time only).
 
-The anchors gate sees a tool's path argument relative to the project root (gate/gates/anchors.py), so a
+The anchors gate sees a tool's path argument relative to the project root (gate/gates/delivery/anchors.py), so a
 `--path` or a `path:` trigger fires only when it is stored the same way. Agents pass absolute paths, people
 type paths relative to the directory they are in; both are turned into the root-relative form here, with a
 glob's pattern characters kept as written. A path outside the project can never fire: it is refused.

@@ -19,8 +19,9 @@ default at session start are not in the shards: the session-start gate already h
 Freshness works like the index's (gate/memory/index.py): a store directory whose mtime moved is rescanned,
 and only files whose stat signature changed are read again. A small store is rebuilt in the hook itself;
 a large one (more than INLINE_FILES files) by a detached `python -m gate.memory.cue_build`, so no tool call
-waits for a rebuild: meanwhile the previous shards answer. Building (gate/memory/cue_build.py) is imported
-only when a store changed; reading the shards is this module alone.
+waits for a rebuild: meanwhile the previous shards answer. Reading the shards is this module alone; building
+them is gate/memory/cue_build.py, and gate/memory/cue_table.py decides between the two (a gate loads the table
+there, and the builder is imported only when a store changed).
 """
 
 from __future__ import annotations
@@ -216,18 +217,3 @@ def defaults_from(rules: dict[str, Any]) -> dict[str, list[str]]:
     """The kinds' default cues from rules/triggers.toml's [defaults] table."""
     table = rules.get("defaults", {})
     return {str(k): [str(c) for c in v] for k, v in table.items() if isinstance(v, list)}
-
-
-def load(paths: ProjectPaths, defaults: dict[str, list[str]]) -> Table:
-    """The project's cue table: rebuilt first when the store changed and that is cheap, else in the background."""
-    head = read_json(join(table_dir(paths), "head.json"))
-    if not stale_scopes(head, paths, defaults):
-        return Table(paths, head)
-    from gate.memory import cue_build  # only when a store changed
-
-    # counted now, not read from the head: a table built when the store was small would have the first hook
-    # after a large import or pull rebuild all of it inline (seconds, against the hook's timeout)
-    if cue_build.small_store(paths):
-        return Table(paths, cue_build.rebuild(paths, defaults))
-    cue_build.spawn_rebuild(paths)
-    return Table(paths, head if head.get("defaults") == defaults else {})

@@ -2,7 +2,7 @@
 which the transcript stood when that hook ran.
 
 The walk is forward, one line at a time, and shares its notion of a prompt with the hooks' backward reader
-(gate.session.transcript.classify_user), so a turn starts in the same place for both. What Claude Code does,
+(gate.session.turn.classify_user), so a turn starts in the same place for both. What Claude Code does,
 measured on the real CLI (../shared/docs/claude-code-hooks.md, and Claude Code's own hook reference):
 - SessionStart(startup) opens the session; a compaction boundary is PreCompact then SessionStart(compact),
   also in the middle of a turn, which then goes on (its Stop reads the turn from the boundary on).
@@ -31,7 +31,8 @@ import os
 from collections import Counter
 from typing import Any
 
-from gate.session.transcript import (
+from gate.session.transcript import without_surrogates
+from gate.session.turn import (
     COMMAND,
     COMPACT_SUMMARY,
     HOOK_FEEDBACK,
@@ -40,7 +41,6 @@ from gate.session.transcript import (
     TOOL_RESULTS,
     classify_user,
     entry_text,
-    without_surrogates,
 )
 
 # Line types that are conversation; every other type (progress, attachment, file-history-snapshot, …) is

@@ -55,7 +55,7 @@ _FIELDS: dict[str, Any] = {
     "injected_chars": int,
     # pairs of terms that name a memory delivered in this window: a prompt naming only those has nothing new
     "spent_pairs": list,
-    # The write-back reminder (gate/gates/reminder.py): a turn the Stop did not block but deferred to the next
+    # The write-back reminder (gate/gates/writeback/reminder.py): a turn the Stop did not block but deferred to the next
     # prompt. The turn ends the gate has judged (a reminder names its turn by this count), the reminder waiting
     # for the next prompt, the one delivered until the next Stop tells its outcome, and how many were delivered.
     "writeback_turns": int,
@@ -65,12 +65,12 @@ _FIELDS: dict[str, Any] = {
     # The head of the last prompt: a Stop whose turn reads from a compaction boundary on has no prompt of its own
     # (who wrote it — a person, a program, a teammate agent — still matters to the write-back gate).
     "writeback_prompt_head": str,
-    # Subagents (gate/gates/subagent.py): each one's own delivery state, by agent id (a subagent's context is
+    # Subagents (gate/gates/recall/subagent.py): each one's own delivery state, by agent id (a subagent's context is
     # not the parent's), and the deliveries made at spawns that no subagent has claimed yet.
     "agents": dict,
     "spawns": dict,
-    # What the session's last blocked or stored fix was about (gate/gates/fixguard.py): a debugging loop blocks
-    # once; later fixes about the same files, commands or names defer to a reminder until the topic changes.
+    # What the session's last blocked or stored fix was about (gate/gates/writeback/fixguard.py): a debugging loop
+    # blocks once; later fixes about the same files, commands or names defer to a reminder until the topic changes.
     "writeback_fix_guard": lambda: None,
 }
 

@@ -185,7 +185,8 @@ def render_text(report: dict[str, Any]) -> str:
         f"{_n(wb['capped_turns'], 'turn')} let pass",
     ]
     rem = wb.get("reminders")
-    if rem and (rem["deferred_turns"] or rem["reminded"]):  # reminders apart from blocks (gate/gates/reminder.py)
+    # reminders apart from blocks (gate/gates/writeback/reminder.py)
+    if rem and (rem["deferred_turns"] or rem["reminded"]):
         ro = rem["outcomes"]
         lines.append(
             f"  deferred {rem['deferred_turns']} → reminded at the next prompt {rem['reminded']} "

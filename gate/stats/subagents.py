@@ -1,5 +1,5 @@
 """Subagent figures for `gate stats`: what spawned subagents were given (the task's recall and the directives,
-gate/gates/subagent.py) and what their own tool calls' anchors delivered, kept apart from the main
+gate/gates/recall/subagent.py) and what their own tool calls' anchors delivered, kept apart from the main
 conversation's figures (a subagent's context is not the parent's)."""
 
 from __future__ import annotations

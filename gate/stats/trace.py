@@ -162,7 +162,7 @@ def evaluation(record: dict[str, Any], title: Titles) -> dict[str, Any]:
         key: record.get(key) for key in ("ts", "event", "gate", "decision", "reason", "latency_ms")
     }
     event = record.get("event")
-    for key in ("agent_id", "agent_type", "spawn"):  # a decision made for a subagent (gate/gates/subagent.py)
+    for key in ("agent_id", "agent_type", "spawn"):  # a decision made for a subagent (gate/gates/recall/subagent.py)
         if record.get(key):
             data[key] = record[key]
     if event == PROMPT_EVENT or record.get("spawn"):  # a spawn searches for its task as recall does for a prompt

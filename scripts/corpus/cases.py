@@ -24,7 +24,8 @@ from pathlib import Path
 
 from gate.replay.sandbox import session_start
 from gate.replay.timeline import read_timeline
-from gate.session.transcript import Turn, read_turn
+from gate.session.transcript import read_turn
+from gate.session.turn import Turn
 
 PROMPT_CHARS = 1500
 REPLY_CHARS = 700

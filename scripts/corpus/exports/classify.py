@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gate.session.transcript import (
+from gate.session.turn import (
     COMMAND,
     COMPACT_SUMMARY,
     HOOK_FEEDBACK,
@@ -36,7 +36,7 @@ _NOT_TYPED = (
 
 def user_kind(entry: dict[str, Any]) -> str:
     """prompt | command | tool result | hook feedback | compact summary | interruption | meta | empty | …: the
-    reader's own classification (gate.session.transcript.classify_user), with the lines it skips named."""
+    reader's own classification (gate.session.turn.classify_user), with the lines it skips named."""
     if entry.get("isSidechain") is True:
         return "sidechain"
     if not isinstance(entry.get("message"), dict):

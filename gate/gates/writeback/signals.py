@@ -12,7 +12,7 @@ signals. Each is a number (mostly 0 or 1) named in rules/writeback.toml, where t
 - wrote_notes: the turn wrote the lesson itself into a durable notes place (CLAUDE.md, a memory file, a
   notes vault, a skill file, a memory tool).
 - machine_prompt: the "prompt" was written by a program (a background task's notification), not a person
-  (a notification that brings a subagent's report is weighed on the report instead: gate/gates/writeback.py);
+  (a notification that brings a subagent's report is weighed on the report instead: gate/gates/writeback/gate.py);
   agent_prompt: by another agent (a teammate's message): its reader carries the work on, not a person.
 - bare_choice: the pick is a bare option number or "continue": not by itself the user's decision.
 - acknowledges: the reply takes what the user said on board ("got it", "understood", "好的").
@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import re
 
-from gate.gates.evidence import rule_patterns, rule_section
 from gate.literals import LazyPattern
+from gate.rule_reading import rule_patterns, rule_section
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
     from typing import Any
 
-    from gate.session.transcript import Turn
+    from gate.session.turn import Turn
 
     Rules = Mapping[str, Any]
 

@@ -9,19 +9,14 @@ lower one still. Every weight is in rules/recall.toml [query].
 
 from __future__ import annotations
 
-from gate.gates.topic import PromptText, path_terms
+from gate.gates.recall.prompt import PromptText, path_terms
+from gate.rule_reading import number
 from gate.textproc import terms
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
-
-
-def number(section: Mapping[str, Any], key: str, default: float) -> float:
-    """A numeric rule, or its default when the value is missing or not a number."""
-    value = section.get(key, default)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
 
 
 class Activity:
@@ -83,7 +78,7 @@ def build(
     elif query_rules.get("raw_prompt", True):
         own = prompt.raw_query(shift_rules, max_terms)
     else:
-        from gate.gates.topic import query_terms
+        from gate.gates.recall.prompt import query_terms
 
         own = query_terms(prompt, shift_rules, prompt.noise, max_terms)
     activity.prompt_terms = own
@@ -93,9 +88,9 @@ def build(
     for term in own:
         activity.add(term, prompt_weight)
     if reply_weight > 0:
-        from gate.gates.topic import _noise, _weak  # the rules' lists, cached
+        from gate.gates.recall.prompt import noise_terms, weak_terms  # the rules' lists, cached
 
-        left_out = set(drop) | _weak(shift_rules) | _noise(shift_rules)
+        left_out = set(drop) | weak_terms(shift_rules) | noise_terms(shift_rules)
         activity.reply_terms = reply_terms(
             reply, left_out, int(number(query_rules, "reply_terms", 16)), int(number(query_rules, "reply_chars", 4000))
         )

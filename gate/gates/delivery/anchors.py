@@ -1,10 +1,11 @@
 """Cue-anchored delivery (hot path: standard library; tantivy only for prompt keywords).
 
-PreToolUse (`evaluate`): before a Read/Edit/Write/MultiEdit/NotebookEdit/Grep/Glob touches a file, or a Bash
-command runs, the memories whose triggers match come back as additionalContext (which Claude Code shows the
-model after the tool result). The tool is never denied. The same machinery serves the other cues: keyword
-and first-prompt cues ride on the recall gate's answer (gate/gates/prompt_cues.py), session-start and
-post-compaction cues on the session-start gate's (`at_session_start`).
+PreToolUse (`anchored`, called by gate/gates/events/pre_tool_use.py): before a Read/Edit/Write/MultiEdit/
+NotebookEdit/Grep/Glob touches a file, or a Bash command runs, the memories whose triggers match come back as
+additionalContext (which Claude Code shows the model after the tool result). The tool is never denied. The same
+machinery serves the other cues: keyword and first-prompt cues ride on the recall gate's answer
+(gate/gates/recall/prompt_cues.py), session-start and post-compaction cues on the session-start gate's
+(`at_session_start`).
 
 Every cue is deterministic and audited: a memory comes back at most once per compaction window (the
 ledger's `delivered`, re-armed at compaction), never outside its not-before/expires window, never sooner
@@ -20,7 +21,7 @@ import re
 import time
 
 from gate.gates.base import HookContext, Outcome, additional_context
-from gate.memory import cues
+from gate.memory import cue_table, cues
 from gate.memory import triggers as trig
 from gate.render import HARD_LIMIT_CHARS, budget_chars, clean, fit, gate_command, index_line
 from gate.session.ledger import Ledger
@@ -37,7 +38,7 @@ MIN_SESSION_ROOM = 200
 
 
 # --- rules ----------------------------------------------------------------------------------------------------------
-def _rules(ctx: HookContext) -> dict[str, Any]:
+def trigger_rules(ctx: HookContext) -> dict[str, Any]:
     return ctx.rules("triggers")
 
 
@@ -316,16 +317,7 @@ def selection_extra(selection: Selection, kept: list[str]) -> dict[str, Any]:
     return extra
 
 
-# --- PreToolUse -------------------------------------------------------------------------------------------------------
-def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
-    rules = _rules(ctx)
-    if "agent_id" in ctx.event or ctx.event.get("tool_name") in rules.get("tools", {}).get("spawn", ()):
-        from gate.gates.subagent import on_pre_tool_use  # a spawn, or a subagent's own tool call
-
-        return on_pre_tool_use(ctx, ledger, rules)
-    return anchored(ctx, ledger, rules)
-
-
+# --- PreToolUse ------------------------------------------------------------------------------------------------------
 def anchored(ctx: HookContext, ledger: Ledger, rules: dict[str, Any]) -> Outcome:
     """Memories anchored to what this tool call touches, against `ledger` (the session's, or a subagent's)."""
     tools = rules.get("tools", {})
@@ -338,7 +330,7 @@ def anchored(ctx: HookContext, ledger: Ledger, rules: dict[str, Any]) -> Outcome
     muted = muted_by(ctx.paths, ledger.muted)
     if muted:
         return Outcome("skipped", "SKIP_MUTED", gate=GATE, extra={**extra, "muted": muted})
-    table = cues.load(ctx.paths, cues.defaults_from(rules))
+    table = cue_table.load(ctx.paths, cues.defaults_from(rules))
     found: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     for relative in touch.files:
         found += table.path_triggers(relative)
@@ -389,10 +381,10 @@ def at_session_start(
     Directives and open tasks come back by their kind's default (rules/triggers.toml) unless they declare cues
     of their own; other memories come back when they declare this event. Cued ones are ordered by precedence
     and split around the tasks, so the budget drops them in precedence order."""
-    rules = _rules(ctx)
+    rules = trigger_rules(ctx)
     defaults = cues.defaults_from(rules)
     try:
-        table = cues.load(ctx.paths, defaults)
+        table = cue_table.load(ctx.paths, defaults)
     except Exception:  # without the cue table, the kinds' standing delivery goes on as before
         return directives, tasks, [], []
     channel = trig.CHANNEL_COMPACT if source == "compact" else trig.CHANNEL_START
@@ -423,5 +415,5 @@ def cue_items(ctx: HookContext, records: list[dict[str, Any]]) -> list[tuple[str
     """A section of cued memories for the session-start answer (empty when there are none)."""
     if not records:
         return []
-    header = messages_for(ctx, _rules(ctx))["start_section"]
+    header = messages_for(ctx, trigger_rules(ctx))["start_section"]
     return [("", header)] + [(r["id"], index_line(r, with_body=True, root=ctx.paths.root)) for r in records]

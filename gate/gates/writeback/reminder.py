@@ -3,9 +3,10 @@
 A block costs the user a turn, so the Stop blocks only what is settled. A turn with some evidence but not
 enough, or one that ends by asking the user though it settled something, is deferred: the Stop keeps what it
 saw in the session ledger (`defer`), and the next UserPromptSubmit carries a short MEMORY CHECK as additional
-context (`attach`, called by gate/gates/prompt.py after the recall gate). The user's answer is evidence: a
-confirmation ("works, thanks") says so in the reminder; a refutation ("still broken") withdraws it. The Stop
-after a reminded prompt records what the agent did about it (`settle`): stored, acknowledged or ignored.
+context (`attach`, called by gate/gates/events/user_prompt_submit.py after the recall gate). The user's answer
+is evidence: a confirmation ("works, thanks") says so in the reminder; a refutation ("still broken") withdraws
+it. The Stop after a reminded prompt records what the agent did about it (`settle`): stored, acknowledged or
+ignored.
 
 A reminder never blocks anything; reminders are capped per session ([reminder] cap in rules/writeback.toml).
 """
@@ -13,14 +14,15 @@ A reminder never blocks anything; reminders are capped per session ([reminder] c
 from __future__ import annotations
 
 from gate.gates.base import HookContext, Outcome, additional_context
-from gate.gates.evidence import StoreDecision, rule_patterns, rule_section
+from gate.rule_reading import rule_patterns, rule_section
 from gate.session.ledger import Ledger
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
     from typing import Any
 
-    from gate.gates.verdict import Verdict
+    from gate.gates.writeback.evidence import StoreDecision
+    from gate.gates.writeback.verdict import Verdict
 
 REASON = "REMINDED_WRITEBACK"
 
@@ -35,7 +37,8 @@ def defer(
     quoted: dict[str, str] | None = None, fix_topic: dict[str, list[str]] | None = None,
 ) -> Outcome:
     """The Stop's answer for a turn worth a reminder: allowed, its evidence kept for the next prompt.
-    `fix_topic`: what the turn's fix is about (gate/gates/fixguard.py), kept so that storing it guards its loop."""
+    `fix_topic`: what the turn's fix is about (gate/gates/writeback/fixguard.py), kept so that storing it guards
+    its loop."""
     from gate.render import clean
 
     rules = ctx.rules("writeback")
@@ -75,9 +78,9 @@ def _answer(prompt: str, rules: dict[str, Any]) -> str:
 
 
 def render(ctx: HookContext, pending: dict[str, Any], confirmed: bool) -> str:
-    from gate.gates.evidence import action_phrase
-    from gate.gates.writeback import store_command
+    from gate.gates.writeback.message import store_command
     from gate.render import clean
+    from gate.rule_reading import action_phrase
 
     messages = ctx.rules("messages")
     text = messages["reminder"]

@@ -7,33 +7,27 @@ stored, acknowledged or ignored.
 
 A block costs the user a turn; so a turn the score cannot settle (some evidence, not enough; or a reply that
 ends by asking the user, though it settled something) is not blocked but deferred: the next prompt carries a
-reminder (gate/gates/reminder.py), and the user's answer there is evidence too.
+reminder (gate/gates/writeback/reminder.py), and the user's answer there is evidence too.
 """
 
 from __future__ import annotations
 
 from gate.gates.base import HookContext, Outcome
-from gate.gates.evidence import action_phrase, find_evidence, find_store_decision
-from gate.gates.signals import signal_quotes, turn_signals
-from gate.gates.verdict import decide, lowest_threshold, score_inputs
-from gate.render import clean, gate_command
+from gate.gates.writeback.evidence import find_evidence, find_store_decision
+from gate.gates.writeback.message import render
+from gate.gates.writeback.signals import signal_quotes, turn_signals
+from gate.gates.writeback.verdict import decide, lowest_threshold, score_inputs
+from gate.render import clean
+from gate.rule_reading import action_phrase
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
-from gate.session.transcript import Turn, read_turn
+from gate.session.transcript import read_turn
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
     from typing import Any
 
-KIND_FOR_EVIDENCE = {
-    "decision": "decision",
-    "fix": "fix",
-    "gotcha": "gotcha",
-    "preference": "preference",
-    "learning": "finding",
-}
-EDGE_FOR_KIND = {"fix": "fixes", "decision": "relates"}
-
+    from gate.session.turn import Turn
 
 def _read(ctx: HookContext) -> Turn:
     last = ctx.event.get("last_assistant_message")
@@ -58,28 +52,6 @@ def _settle_pending(ctx: HookContext, ledger: Ledger, turn: Turn | None, extra: 
             extra["outcome_failed"] = True  # the agent ran the store command, and it failed
 
 
-def store_command(messages: dict[str, Any], kinds: list[str]) -> str:
-    """The exact `gate remember` line the agent is shown, with the memory kind the evidence stands for."""
-    primary = KIND_FOR_EVIDENCE.get(kinds[0], "finding") if kinds else "finding"
-    edge = EDGE_FOR_KIND.get(primary)
-    link_hint = messages["link_hint"].format(edge=edge) if edge else ""
-    return str(messages["command"]).format(gate=gate_command(), kind=primary, link_hint=link_hint)
-
-
-def render(ctx: HookContext, phrase: str, kinds: list[str], quotes: list[str]) -> str:
-    messages = ctx.rules("messages")["writeback"]
-    lines = [messages["header"].format(what=phrase), messages["evidence"]]
-    lines += [f"  - \"{clean(quote, 200)}\"" for quote in quotes[:3]]
-    lines += [
-        messages["how"],
-        store_command(messages, kinds),
-        messages["related_hint"],
-        messages["skip"],
-        messages["done"],
-    ]
-    return "\n".join(lines)
-
-
 def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     extra: dict[str, Any] = {}
     turn: Turn | None = None
@@ -91,7 +63,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     ledger.writeback_turns += 1  # a turn's end (not the continuation after a block): what a reminder names
     reminded_fix = None  # the fix this turn's prompt reminded of: stored now, it guards the loop (fixguard)
     if ledger.writeback_reminded:  # this turn's prompt carried a reminder: what did the agent do about it?
-        from gate.gates.reminder import settle  # (only then, and when deferring: most Stops need neither)
+        from gate.gates.writeback.reminder import settle  # (only then, and when deferring: most Stops need neither)
 
         reminded_fix = ledger.writeback_reminded.get("fix_topic")
         turn = turn or _read(ctx)
@@ -113,7 +85,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         extra["store_decision"] = decision.kind
         extra["store_detail"] = clean(decision.detail, 160)  # for `gate trace`: what counted as storing
         if decision.kind == "stored":  # (a store is rare: most Stops never import the guard)
-            from gate.gates import fixguard
+            from gate.gates.writeback import fixguard
 
             fixguard.stored(turn, rules, ledger, decision.detail, reminded_fix, extra)
         return Outcome("allowed", "ALLOW_ALREADY_STORED", gate="writeback", extra=extra)
@@ -129,12 +101,12 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     if verdict.remind:
         kinds = verdict.kinds or evidence.kinds or ["learning"]
         quotes = evidence.quotes + signal_quotes(turn, features, rules)
-        from gate.gates.reminder import defer
+        from gate.gates.writeback.reminder import defer
 
         quoted = dict(zip(evidence.kinds, evidence.quotes, strict=False))
         found = None
         if "fix" in kinds:  # what the fix is about goes with the reminder: stored next, it guards the loop
-            from gate.gates import fixguard
+            from gate.gates.writeback import fixguard
 
             found = fixguard.deferred(turn, evidence, rules, ledger, extra)
         return defer(ctx, ledger, verdict, kinds, quotes, extra, quoted, found)
@@ -147,7 +119,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         return Outcome("allowed", reason, gate="writeback", extra=extra)
     kinds = verdict.kinds or evidence.kinds or ["learning"]
     quotes = evidence.quotes + signal_quotes(turn, features, rules)
-    from gate.gates import fixguard  # (a block is rare: most Stops never import it)
+    from gate.gates.writeback import fixguard  # (a block is rare: most Stops never import it)
 
     found = same = None
     fix_blocks = False  # the fix is what blocks: without its features the turn would pass
@@ -158,7 +130,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         if same is not None:
             extra["fix_guard"] = same
         if same is not None and fix_blocks:  # the loop's fix again, and nothing else to block for: a reminder
-            from gate.gates.reminder import defer
+            from gate.gates.writeback.reminder import defer
 
             fixguard.keep(ledger, found, extend=True)
             verdict.veto = "same_fix"  # deferred as ALLOW_DEFERRED_SAME_FIX

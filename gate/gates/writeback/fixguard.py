@@ -9,24 +9,25 @@ or it names `min_terms` of those names — is the same loop going on: its fix fe
 the fix alone would have blocked is deferred to a reminder at the next prompt (ALLOW_DEFERRED_SAME_FIX).
 
 The guard lasts until the topic changes: a prompt the recall gate finds on a new topic ends it
-(gate/gates/prompt.py), a fix about something else blocks and takes it over, and a guard no fix about its topic
-has touched for `idle_turns` turn ends lapses.
+(gate/gates/events/user_prompt_submit.py), a fix about something else blocks and takes it over, and a guard no
+fix about its topic has touched for `idle_turns` turn ends lapses.
 """
 
 from __future__ import annotations
 
 import re
 
-from gate.gates.evidence import failed_commands, find_evidence, rule_patterns, rule_section
+from gate.gates.writeback.evidence import failed_commands, find_evidence
+from gate.rule_reading import rule_patterns, rule_section
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-    from gate.gates.evidence import Evidence
+    from gate.gates.writeback.evidence import Evidence
     from gate.session.ledger import Ledger
-    from gate.session.transcript import Turn
+    from gate.session.turn import Turn
 
     Rules = Mapping[str, Any]
 

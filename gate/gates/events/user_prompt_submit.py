@@ -1,21 +1,21 @@
 """UserPromptSubmit (hot path): the recall gate's answer, then the write-back reminder when one is pending.
 
-The recall gate (gate/gates/recall.py) decides what memory the prompt gets; a reminder of the previous turn
-(gate/gates/reminder.py) is added to its additional context. A prompt with no reminder pending pays one
+The recall gate (gate/gates/recall/fire.py) decides what memory the prompt gets; a reminder of the previous turn
+(gate/gates/writeback/reminder.py) is added to its additional context. A prompt with no reminder pending pays one
 ledger field read for it: the reminder's module is imported only when there is one. A prompt the recall gate
-finds on a new topic ends the write-back gate's guard against a debugging loop (gate/gates/fixguard.py).
+finds on a new topic ends the write-back gate's guard against a debugging loop (gate/gates/writeback/fixguard.py).
 """
 
 from __future__ import annotations
 
 from gate.gates.base import HookContext, Outcome
-from gate.gates.recall import evaluate as recall
+from gate.gates.recall.fire import evaluate as recall
 from gate.session.ledger import Ledger
 
 PROMPT_HEAD_CHARS = 300
 
 
-def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
+def handle(ctx: HookContext, ledger: Ledger) -> Outcome:
     pending = ledger.writeback_reminder is not None  # read before recall runs: recall never touches it
     prompt = ctx.event.get("prompt")
     if isinstance(prompt, str):  # for the Stop of a turn cut by a compaction: whose prompt it answers
@@ -26,7 +26,7 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
         ledger.writeback_fix_guard = None  # the user moved on: the debugging loop it guarded is over (fixguard)
     if not pending:
         return outcome
-    from gate.gates.reminder import attach
+    from gate.gates.writeback.reminder import attach
 
     try:
         return attach(ctx, ledger, outcome)

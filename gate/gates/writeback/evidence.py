@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import re
 
-from gate.literals import LazyPattern, lazy_patterns
+from gate.rule_reading import kind_phrase, rule_patterns, rule_section
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-    from gate.session.transcript import Turn
+    from gate.literals import LazyPattern
+    from gate.session.turn import Turn
 
     Rules = Mapping[str, Any]
 
@@ -74,27 +75,6 @@ class StoreDecision:
 
 # ---------------------------------------------------------------------------------------------------------
 # rules
-
-
-def rule_section(rules: Rules, *path: str) -> Mapping[str, Any]:
-    node: Any = rules
-    for key in path:
-        node = node.get(key, {}) if isinstance(node, dict) else {}
-    return node if isinstance(node, dict) else {}
-
-
-_lazy: dict[tuple[tuple[str, ...], int], list[LazyPattern]] = {}
-
-
-def rule_patterns(rules: Rules, *path: str, key: str = "patterns", text: bool = True) -> list[LazyPattern]:
-    raw = rule_section(rules, *path).get(key, [])
-    items = tuple(str(p) for p in raw) if isinstance(raw, list) else ()
-    # Sentences are prose: case does not matter. Tool output is not ("0 failed" vs "FAILED").
-    flags = re.IGNORECASE if text else re.MULTILINE
-    found = _lazy.get((items, flags))
-    if found is None:
-        found = _lazy[(items, flags)] = lazy_patterns(items, flags, getattr(rules, "literals", {}))
-    return found
 
 
 def _limit(rules: Rules, key: str, default: int) -> int:
@@ -277,33 +257,6 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str], bool] | None:
 
 # ---------------------------------------------------------------------------------------------------------
 # the verdicts
-
-
-def kind_phrase(kinds: Sequence[str], rules: Rules) -> str:
-    """ "a decision and a fix": how the MEMORY CHECK names what the turn holds."""
-    names = rule_section(rules, "phrases")
-    return _series([str(names.get(kind, f"a {kind}")) for kind in kinds])
-
-
-def _series(words: Sequence[str]) -> str:
-    if len(words) <= 1:
-        return "".join(words)
-    return ", ".join(words[:-1]) + " and " + words[-1]
-
-
-def action_phrase(kinds: Sequence[str], rules: Rules) -> str:
-    """ "made a decision and a fix, and hit a gotcha": what the turn did, as the MEMORY CHECK's verb phrase
-    ("this turn {what} and stored nothing"). Kinds that share a verb share it ([phrases.verbs])."""
-    names = rule_section(rules, "phrases")
-    verbs = rule_section(rules, "phrases", "verbs")
-    groups: dict[str, list[str]] = {}
-    for kind in kinds:
-        groups.setdefault(str(verbs.get(kind, "made")), []).append(str(names.get(kind, f"a {kind}")))
-    parts = [f"{verb} {_series(nouns)}" for verb, nouns in groups.items()]
-    if len(parts) <= 1:
-        return "".join(parts)
-    last = ", and " if any(" and " in part for part in parts) else (" and " if len(parts) == 2 else ", and ")
-    return ", ".join(parts[:-1]) + last + parts[-1]
 
 
 def find_evidence(turn: Turn, rules: Rules) -> Evidence:

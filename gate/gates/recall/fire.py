@@ -1,21 +1,23 @@
 """The recall gate (UserPromptSubmit): search memory for what the session is doing and inject what stands out.
 
-The query is the current activity (gate/gates/activity.py): the prompt, the reply it answers, what the last
+The query is the current activity (gate/gates/recall/query.py): the prompt, the reply it answers, what the last
 turn touched; a prompt with no content of its own ("yes", "2") is searched by the reply it answers. A memory is
 delivered when its score, standardised over the store's scores for that query, passes a floor that means the
 same in a store of 20 memories and of 100,000 (rules/recall.toml [fire]), at most k a prompt, never twice in a
-compaction window. Whether the prompt shifts the topic (gate/gates/topic.py) is the reason given, not a
+compaction window. Whether the prompt shifts the topic (gate/gates/recall/topic.py) is the reason given, not a
 precondition. A follow-up none of whose pairs of terms names an undelivered memory (the cue table's pair
 filter answers without the index) stays silent without opening the index.
 """
 
 from __future__ import annotations
 
-from gate.gates import activity, topic
-from gate.gates.activity import number as _num
 from gate.gates.base import HookContext, Outcome, additional_context
-from gate.gates.prompt_cues import on_prompt, withheld
+from gate.gates.recall import prompt as analysis
+from gate.gates.recall import topic
+from gate.gates.recall.prompt_cues import on_prompt, withheld
+from gate.gates.recall.query import build as build_query
 from gate.memory.cues import named_terms  # (loaded already: the prompt cues read the cue table)
+from gate.rule_reading import number as _num
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
 from gate.session.transcript import previous_turn
@@ -24,6 +26,7 @@ TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are 
 if TYPE_CHECKING:
     from typing import Any
 
+    from gate.gates.recall.query import Activity
     from gate.memory.cues import PairFilter
     from gate.memory.search import Hit, SearchResult
 
@@ -94,10 +97,12 @@ def render(
 
 
 def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
-    """The recall gate's answer, plus memories cued by keywords or by the prompt itself (gate/gates/anchors.py)."""
-    outcome = _recall(ctx, ledger)
+    """The recall gate's answer, plus memories cued by keywords or by the prompt itself
+    (gate/gates/recall/prompt_cues.py), both reading the one analysis of the prompt."""
+    analysed: dict[str, analysis.PromptText] = {}
+    outcome = _recall(ctx, ledger, analysed)
     try:
-        return on_prompt(ctx, ledger, outcome)
+        return on_prompt(ctx, ledger, outcome, analysed.get("prompt"))
     except Exception as error:  # a broken cue must not cost the recall answer
         outcome.extra["cues_error"] = type(error).__name__
         return outcome
@@ -107,7 +112,7 @@ def _noise(ctx: HookContext, pairs: PairFilter | None) -> frozenset[str]:
     """Terms of this project that say nothing about a prompt's subject: its path's words (and the recorded
     session's folder, when replayed), and the words most memories share."""
     cwd = ctx.event.get("cwd")
-    noise = topic.project_words(ctx.paths.root) | topic.project_words(cwd if isinstance(cwd, str) else "")
+    noise = analysis.project_words(ctx.paths.root) | analysis.project_words(cwd if isinstance(cwd, str) else "")
     return noise | pairs.common if pairs is not None else noise
 
 
@@ -121,7 +126,8 @@ def _last_reply(texts: list[str], chars: int) -> str:
     return text[-chars:]
 
 
-def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
+def _recall(ctx: HookContext, ledger: Ledger, analysed_out: dict[str, analysis.PromptText]) -> Outcome:
+    """The recall gate's own answer; the prompt's analysis, when it came to one, is left in `analysed_out`."""
     prompt = ctx.event.get("prompt")
     if not isinstance(prompt, str):
         return Outcome("skipped", "SKIP_NO_PROMPT", gate="recall")
@@ -132,11 +138,11 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
     floor = recall_rules.get("floor", {})
     query_rules = recall_rules.get("query", {})
     prompt = prompt[: int(floor.get("max_prompt_chars", 6000))]
-    kind = topic.trivial_kind(prompt, rules)
+    kind = analysis.trivial_kind(prompt, rules)
     if kind == "command" or (kind == "answer" and not query_rules.get("answers", True)):
         return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall")
     pairs = _pair_filter(ctx)
-    analysed = topic.PromptText(prompt, rules, _noise(ctx, pairs))
+    analysed = analysed_out["prompt"] = analysis.PromptText(prompt, rules, _noise(ctx, pairs), trivial=kind)
     # The previous turn matters: a follow-up reuses the words of the answer it follows, "yes" means its subject.
     previous = previous_turn(ctx.transcript_path, end=ctx.transcript_end)
     touched = previous.touched_files()
@@ -148,7 +154,7 @@ def _recall(ctx: HookContext, ledger: Ledger) -> Outcome:
         ledger.topic = topic.update(record, analysed, rules, touched, analysed.noise).to_dict()
     extra: dict[str, Any] = {"novelty": verdict.novelty, "terms": verdict.terms, "shift": verdict.shift}
     reply = _last_reply(previous.assistant_texts, int(_num(query_rules, "reply_chars", 4000)))
-    query = activity.build(analysed, reply, touched, query_rules, rules, analysed.noise)
+    query = build_query(analysed, reply, touched, query_rules, rules, analysed.noise)
     extra["query"] = query.to_json()
     if not query.weights:
         return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall", extra=extra)
@@ -261,13 +267,14 @@ def find(
     return hits, related, result
 
 
-def task_query(ctx: HookContext, text: str, reply: str = "") -> activity.Activity | None:
+def task_query(ctx: HookContext, text: str, reply: str = "") -> Activity | None:
     """The query for a free text (a subagent's task, say) as for a prompt: its own terms, and the reply it
     answers when there is one; None for a text that is no request (a slash command, a program's notice)."""
     rules = ctx.rules("topic_shift")
     recall_rules = ctx.rules("recall")
     text = text[: int(recall_rules.get("floor", {}).get("max_prompt_chars", 6000))]
-    if topic.trivial_kind(text, rules) == "command":
+    kind = analysis.trivial_kind(text, rules)
+    if kind == "command":
         return None
-    analysed = topic.PromptText(text, rules, _noise(ctx, _pair_filter(ctx)))
-    return activity.build(analysed, reply, (), recall_rules.get("query", {}), rules, analysed.noise)
+    analysed = analysis.PromptText(text, rules, _noise(ctx, _pair_filter(ctx)), trivial=kind)
+    return build_query(analysed, reply, (), recall_rules.get("query", {}), rules, analysed.noise)

@@ -59,14 +59,15 @@ def _tag(outcome: Outcome, agent_id: str, agent_type: str) -> Outcome:
 
 # --- PreToolUse: a spawn, or a tool call inside a subagent ------------------------------------------------------------
 def on_pre_tool_use(ctx: HookContext, ledger: Ledger, rules: dict[str, Any]) -> Outcome:
-    """Called by the anchors gate for a spawn tool and for every tool call that carries an agent_id."""
+    """Called at PreToolUse (gate/gates/events/pre_tool_use.py) for a spawn tool and for every tool call that
+    carries an agent_id."""
     agent_id, agent_type = agent_of(ctx.event)
     if ctx.event.get("tool_name") in rules.get("tools", {}).get("spawn", ()):
         outcome = on_spawn(ctx, ledger)
         if agent_id:  # a subagent spawning one of its own
             outcome.extra["spawned_by"] = agent_id
         return outcome
-    from gate.gates.anchors import anchored
+    from gate.gates.delivery.anchors import anchored
 
     if not agent_id:  # an agent_id that is no id: the main conversation's call, as without one
         return anchored(ctx, ledger, rules)
@@ -121,8 +122,8 @@ def on_spawn(ctx: HookContext, ledger: Ledger) -> Outcome:
 def _search_task(
     ctx: HookContext, task: str, exclude: set[str], extra: dict[str, Any]
 ) -> tuple[list[Any], list[Any], dict[str, Any] | None]:
-    """The recall gate's search for the task: the same query, floor and cap (gate/gates/recall.py find())."""
-    from gate.gates import recall
+    """The recall gate's search for the task: the same query, floor and cap (gate/gates/recall/fire.py find())."""
+    from gate.gates.recall import fire as recall
 
     query = recall.task_query(ctx, task)
     if query is None or not query.weights:
@@ -139,8 +140,8 @@ def _search_task(
 
 def _directives(ctx: HookContext, shown: set[str]) -> list[dict[str, Any]]:
     """The project's directives as a session start delivers them (their own cues decide), to a fresh context."""
-    from gate.gates.anchors import at_session_start
-    from gate.gates.session_start import standing_memories
+    from gate.gates.delivery.anchors import at_session_start
+    from gate.gates.recall.standing import standing_memories
 
     directives, _ = standing_memories(ctx)
     if not directives:
@@ -163,7 +164,7 @@ def _render(
 ) -> tuple[str, list[str], list[str]]:
     """The recall block (recall.render, within the recall budget), then the directives (within the session-start
     budget), under one line saying where they come from."""
-    from gate.gates.recall import render
+    from gate.gates.recall.fire import render
     from gate.render import budget_chars, fit, index_line
 
     messages = ctx.rules("messages")
@@ -222,7 +223,7 @@ def _first_prompt(path: str | None) -> str | None:
         return None
     import json
 
-    from gate.session.transcript import entry_text
+    from gate.session.turn import entry_text
 
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):

@@ -1,8 +1,8 @@
 """Keyword and first-prompt cues (hot path): memories that come back when a prompt names their words.
 
-They ride on the recall gate's answer (gate/gates/recall.py calls on_prompt after its own decision). Most
+They ride on the recall gate's answer (gate/gates/recall/fire.py calls on_prompt after its own decision). Most
 projects have no prompt cues, so this module reads the cue table's prompt shard and stops there; the
-selection and delivery machinery (gate/gates/anchors.py, shared with tool-call cues) is imported only when
+selection and delivery machinery (gate/gates/delivery/anchors.py, shared with tool-call cues) is imported only when
 the shard holds something.
 """
 
@@ -20,6 +20,8 @@ TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotatio
 if TYPE_CHECKING:
     from typing import Any
 
+    from gate.gates.recall.prompt import PromptText
+
 
 def _keyword_match(keywords: list[str], prompt_terms: set[str], prompt_words: set[str]) -> bool:
     for phrase in keywords:
@@ -33,8 +35,10 @@ def _keyword_match(keywords: list[str], prompt_terms: set[str], prompt_words: se
     return True
 
 
-def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
-    """Add keyword- and prompt-cued memories to the recall gate's answer (or answer alone when it was silent)."""
+def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome, analysed: PromptText | None = None) -> Outcome:
+    """Add keyword- and prompt-cued memories to the recall gate's answer (or answer alone when it was silent);
+    `analysed`: the recall gate's analysis of the prompt, whose terms serve when they were read from the same
+    text."""
     prompt = ctx.event.get("prompt")
     if not isinstance(prompt, str) or outcome.reason == "SKIP_MUTED" or muted_by(ctx.paths, ledger.muted):
         return outcome
@@ -43,7 +47,7 @@ def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     if not found:
         return outcome
     prompt = prompt[:6000]
-    prompt_terms = set(terms(prompt))
+    prompt_terms = set(analysed.terms_of(prompt) if analysed is not None else terms(prompt))
     prompt_words = set(re.findall(r"[\w'-]+", prompt.lower()))
 
     def holds(trigger: dict[str, Any]) -> bool:
@@ -52,7 +56,7 @@ def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
             not keywords or _keyword_match(keywords, prompt_terms, prompt_words)
         )
 
-    from gate.gates import anchors  # only when the project has prompt cues
+    from gate.gates.delivery import anchors  # only when the project has prompt cues
     from gate.render import HARD_LIMIT_CHARS, clean
 
     matched, records = anchors.collect(found, holds)

@@ -1,9 +1,8 @@
-"""SessionStart and PreCompact: standing directives, the user's preferences and open tasks at the start of
-every context window, then an index of the project's memories (one line each: id · kind · date · fact).
+"""The session-start gate: standing directives, the user's preferences and open tasks at the start of every
+context window, then an index of the project's memories (one line each: id · kind · date · fact).
 
-PreCompact only marks the boundary (and prints nothing: its stdout would reach the summarizer, and it must
-never block compaction). SessionStart with source=compact re-arms the ledger — everything may be delivered
-again — and re-injects; startup, resume and clear inject too.
+SessionStart (gate/gates/events/session_start.py) injects at startup, resume, clear and after a compaction
+(source=compact, when the ledger was re-armed: everything may be delivered again).
 
 Standing memories are delivered in full (marked in the ledger). An index line is not: the memory's full
 delivery at its cued moment (the recall gate's search, a path cue) still comes. Which memories make the index,
@@ -12,10 +11,10 @@ in what order and how many: rules/recall.toml [index].
 
 from __future__ import annotations
 
-from gate.gates.anchors import at_session_start, cue_items, provenance_note
 from gate.gates.base import HookContext, Outcome, additional_context
+from gate.gates.delivery.anchors import at_session_start, cue_items, provenance_note
 from gate.render import budget_chars, fit, gate_command, index_line
-from gate.session.ledger import Ledger, clean_old_ledgers
+from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
@@ -63,15 +62,9 @@ def index_tier(ctx: HookContext, shown: set[str]) -> list[dict]:
     return picked
 
 
-def on_session_start(ctx: HookContext, ledger: Ledger) -> Outcome:
-    source = ctx.event.get("source")
-    ledger.project = ctx.paths.root
-    if source == "compact" or ledger.compaction_pending:
-        ledger.rearm()
-    elif source in ("startup", "clear"):
-        ledger.force_shift = "session"
-    if source == "startup":  # once a session, not per prompt: prune ledgers of long-gone sessions
-        clean_old_ledgers(float(ctx.settings.get("ledger_max_age_days", 14)))
+def at_start(ctx: HookContext, ledger: Ledger, source: Any) -> Outcome:
+    """What a context window starts with (`source`: startup, resume, clear or compact), within the session-start
+    budget; the standing memories are marked delivered in the ledger, the index lines are not."""
     if ledger.muted or muted_by(ctx.paths, False):
         return Outcome("skipped", "SKIP_MUTED", gate="session_start")
     directives, tasks = standing_memories(ctx)
@@ -163,8 +156,3 @@ def _short(title: str, width: int) -> str:
         return title
     cut = title[: width - 1].rsplit(" ", 1)[0]
     return f"{cut}…"
-
-
-def on_pre_compact(ctx: HookContext, ledger: Ledger) -> Outcome:
-    ledger.compaction_pending = True
-    return Outcome("marked", "MARKED_COMPACTION", gate="compaction", extra={"trigger": ctx.event.get("trigger")})

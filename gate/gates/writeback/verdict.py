@@ -2,17 +2,17 @@
 rules/writeback.toml [score], and vetoes that no score overrides.
 
 score = bias + Σ weight[name] × feature[name]; the turn is blocked when score ≥ threshold and no veto holds.
-A turn the score cannot settle is deferred to the next prompt (a reminder, gate/gates/reminder.py): one that
+A turn the score cannot settle is deferred to the next prompt (a reminder, gate/gates/writeback/reminder.py): one that
 reaches remind_threshold without a veto, or the block threshold with only a deferring veto (remind_vetoes: a
 reply that ends by asking the user may still have settled something).
-Features are the phrase evidence of gate/gates/evidence.py (decision, fix, gotcha, learning, preference,
-user_decision, tool_fix) and the structural signals of gate/gates/signals.py. The weights are hand-set or
+Features are the phrase evidence of gate/gates/writeback/evidence.py (decision, fix, gotcha, learning, preference,
+user_decision, tool_fix) and the structural signals of gate/gates/writeback/signals.py. The weights are hand-set or
 learned from the labelled dev split by scripts/train_writeback.py; either way they are data.
 """
 
 from __future__ import annotations
 
-from gate.gates.evidence import rule_section
+from gate.rule_reading import rule_section
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:

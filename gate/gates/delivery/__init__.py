@@ -1,0 +1,1 @@
+"""What both gates deliver through: anchors (cued memories: paths, commands, keywords, events)."""

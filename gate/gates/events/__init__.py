@@ -1,0 +1,1 @@
+"""One module per hook event, named after it, each with one entry: `handle(ctx, ledger) -> Outcome`."""

@@ -1,0 +1,165 @@
+"""gate/ imports without circles, and gate/gates/ in its layers (docs/development.md, Layout).
+
+Every import counts, at module level or inside a function (a lazy import still ties the two modules together);
+only the ones under `if TYPE_CHECKING:` do not, as they never run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+GATE = Path(__file__).resolve().parent.parent / "gate"
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, package: str) -> set[str]:
+    """The modules of gate/ a module imports (a `from package import name` names the submodule when it is one)."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def import_graph(root: Path = GATE) -> dict[str, set[str]]:
+    """module -> the modules of gate/ it imports."""
+    files = {_module_name(path, root): path for path in root.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        graph[name] = {target for target in _imports(tree, package) if target in files and target != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of two modules or more (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return sorted(groups)
+
+
+# The layers of gate/gates/: what each part may import of the others (its own modules always).
+MAY_IMPORT: dict[str, set[str]] = {
+    "gate.gates.events": {"gate.gates.base", "gate.gates.delivery", "gate.gates.recall", "gate.gates.writeback"},
+    "gate.gates.recall": {"gate.gates.base", "gate.gates.delivery"},
+    "gate.gates.writeback": {"gate.gates.base", "gate.gates.delivery"},
+    "gate.gates.delivery": {"gate.gates.base"},
+    "gate.gates.base": set(),
+    "gate.gates": set(),
+}
+# Outside gate/gates/, a module may know the gates' context and outcome only (the hook reaches the events
+# through its HANDLERS table, by name).
+OUTSIDE_MAY_IMPORT = {"gate.gates.base"}
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:3]) if parts[:2] == ["gate", "gates"] else module
+
+
+def layer_breaches(graph: dict[str, set[str]]) -> list[str]:
+    breaches = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if not target.startswith("gate.gates") or _part(target) == _part(module):
+                continue
+            allowed = MAY_IMPORT.get(_part(module)) if module.startswith("gate.gates") else OUTSIDE_MAY_IMPORT
+            if allowed is None or _part(target) not in allowed:
+                breaches.append(f"{module} -> {target}")
+    return breaches
+
+
+def test_gate_has_no_import_circles() -> None:
+    found = circles(import_graph())
+    assert found == [], "import circles in gate/: " + "; ".join(" <-> ".join(group) for group in found)
+
+
+def test_the_gates_import_only_the_layers_below() -> None:
+    assert layer_breaches(import_graph()) == []
+
+
+def test_a_layer_breach_is_found() -> None:
+    graph = {
+        "gate.gates.writeback.reminder": {"gate.gates.recall.fire", "gate.gates.base"},
+        "gate.gates.delivery.anchors": {"gate.gates.events.pre_tool_use"},
+        "gate.memory.search": {"gate.gates.base", "gate.gates.recall.topic"},
+        "gate.gates.events.stop": {"gate.gates.writeback.gate"},
+    }
+    assert layer_breaches(graph) == [
+        "gate.gates.delivery.anchors -> gate.gates.events.pre_tool_use",
+        "gate.gates.writeback.reminder -> gate.gates.recall.fire",
+        "gate.memory.search -> gate.gates.recall.topic",
+    ]
+
+
+def test_a_circle_is_found(tmp_path: Path) -> None:
+    """The check itself: a circle made of a lazy import, through a `from package import module`, is reported."""
+    package = tmp_path / "gate"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "sub" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "sub" / "one.py").write_text("from gate.sub import two\n", encoding="utf-8")
+    (package / "sub" / "two.py").write_text(
+        "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from gate import three\n"
+        "def later():\n    from gate.sub.one import x\n",
+        encoding="utf-8",
+    )
+    (package / "three.py").write_text("from gate.sub import two\n", encoding="utf-8")
+    assert circles(import_graph(package)) == [["gate.sub.one", "gate.sub.two"]]

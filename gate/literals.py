@@ -179,3 +179,20 @@ def _save_programs(programs: dict[tuple[Any, int], tuple[Any, ...]]) -> None:
         replace_file(path, marshal.dumps(programs))
     except (OSError, ValueError):
         pass  # no cache, no harm: the next process compiles again
+
+
+class CompiledOnUse:
+    """A module-level regex compiled at its first use (from a kept program), not when its module is imported:
+    `_WORD = CompiledOnUse(r"...")`, then `_WORD.findall(text)` as with a compiled pattern."""
+
+    __slots__ = ("_pattern", "_source")
+
+    def __init__(self, source: Any, flags: int = 0) -> None:
+        self._source = (source, flags)
+        self._pattern: re.Pattern[Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:  # search, split, sub, findall …: the pattern's own
+        pattern = self._pattern
+        if pattern is None:
+            pattern = self._pattern = compile_cached(*self._source)
+        return getattr(pattern, name)

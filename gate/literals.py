@@ -164,17 +164,36 @@ def compile_cached(source: Any, flags: int = 0) -> re.Pattern[Any]:
     if len(programs) >= MAX_PROGRAMS:
         programs.clear()
     programs[(source, flags)] = entry
-    _save_programs(programs)
+    global _unsaved
+    if _unsaved is None:
+        import atexit
+
+        try:
+            _unsaved = _programs_file()  # where they go: decided now, whatever the environment is at exit
+        except Exception:
+            return pattern
+        atexit.register(save_new_programs)  # a CLI's exit; a hook process calls it itself (gate.hook.entry)
     return pattern
 
 
-def _save_programs(programs: dict[tuple[Any, int], tuple[Any, ...]]) -> None:
+_unsaved: str | None = None  # the cache file, while this process compiled programs it does not hold yet
+
+
+def save_new_programs() -> None:
+    """Write the cache file once, at the end of a process that compiled something new."""
+    global _unsaved
+    if _unsaved is not None and _programs is not None:
+        path, _unsaved = _unsaved, None
+        _save_programs(_programs, path)
+
+
+def _save_programs(programs: dict[tuple[Any, int], tuple[Any, ...]], path: str | None = None) -> None:
     import marshal
 
     from gate.paths import ensure_private_dir, replace_file
 
     try:
-        path = _programs_file()
+        path = path or _programs_file()
         ensure_private_dir(os.path.dirname(path))
         replace_file(path, marshal.dumps(programs))
     except (OSError, ValueError):

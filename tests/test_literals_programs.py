@@ -20,6 +20,7 @@ from gate.install.launcher import hook_argv
 @pytest.fixture(autouse=True)
 def fresh_programs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(literals, "_programs", None, raising=False)  # this test's GATE_HOME, read afresh
+    monkeypatch.setattr(literals, "_unsaved", None, raising=False)
 
 
 def _same(a: re.Pattern[str], b: re.Pattern[str], texts: list[str]) -> None:
@@ -32,7 +33,9 @@ def _same(a: re.Pattern[str], b: re.Pattern[str], texts: list[str]) -> None:
 @pytest.mark.parametrize("flags", [re.IGNORECASE, 0])
 def test_a_kept_program_matches_as_re_compile_does(flags: int) -> None:
     texts = _texts()[:400]
-    fresh = [literals.compile_cached(pattern, flags) for pattern in PATTERNS]  # compiled here, and kept
+    fresh = [literals.compile_cached(pattern, flags) for pattern in PATTERNS]  # compiled here
+    assert not Path(literals._programs_file()).exists()  # kept once, when the process ends:
+    literals.save_new_programs()
     assert Path(literals._programs_file()).is_file()
     literals._programs = None  # as the next process finds it: from the file
     kept = [literals.compile_cached(pattern, flags) for pattern in PATTERNS]
@@ -45,6 +48,7 @@ def test_a_kept_program_matches_as_re_compile_does(flags: int) -> None:
 def test_a_damaged_cache_costs_a_compile_not_a_wrong_answer() -> None:
     pattern = r"\b(?:we|i)\s+(?:decided|chose)\s+(?P<what>\w+)"
     literals.compile_cached(pattern, re.IGNORECASE)
+    literals.save_new_programs()
     path = Path(literals._programs_file())
     programs = literals._known_programs()
     out_flags, code, groups, groupindex, indexgroup = programs[(pattern, int(re.IGNORECASE))]
@@ -103,5 +107,6 @@ def test_bytes_patterns_are_kept_too() -> None:
     for _ in range(2):  # compiled, then taken from the file
         literals._programs = None
         pattern = literals.compile_cached(CONVERSATION_TYPE)
+        literals.save_new_programs()
         assert pattern.pattern == CONVERSATION_TYPE and pattern.flags == re.compile(CONVERSATION_TYPE).flags
         assert pattern.search(b'{"type": "assistant", "message": {}}') and not pattern.search(b'{"type": "summary"}')

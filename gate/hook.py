@@ -180,8 +180,8 @@ def entry() -> None:
     skips interpreter shutdown (module teardown, finalizers: ~4 ms) with os._exit, once everything the hook
     owes is out: its answer on stdout (flushed here), the audit line and any error line (written with
     os.write before main() returns). Nothing else is buffered: the ledger and index writes are closed,
-    committed files, and a detached background build is a process of its own. The one atexit job a hook can
-    have, keeping newly compiled regex programs (gate/literals.py), is done here.
+    committed files, and a detached background build is a process of its own. Newly compiled regex programs
+    are kept for the next hook here (gate/literals.py).
     """
     gc.disable()
     code = 0
@@ -191,7 +191,7 @@ def entry() -> None:
         sys.stderr.flush()
     except BaseException:  # a closed stdout: the answer is lost either way, and the exit stays 0
         pass
-    try:  # what atexit would have done: the regex programs this process compiled, kept for the next one
+    try:  # the regex programs this process compiled, kept for the next hook
         literals = sys.modules.get("gate.literals")
         if literals is not None:
             literals.save_new_programs()

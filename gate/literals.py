@@ -166,13 +166,10 @@ def compile_cached(source: Any, flags: int = 0) -> re.Pattern[Any]:
     programs[(source, flags)] = entry
     global _unsaved
     if _unsaved is None:
-        import atexit
-
         try:
-            _unsaved = _programs_file()  # where they go: decided now, whatever the environment is at exit
+            _unsaved = _programs_file()  # where they go: decided now, whatever the environment is at the end
         except Exception:
-            return pattern
-        atexit.register(save_new_programs)  # a CLI's exit; a hook process calls it itself (gate.hook.entry)
+            _unsaved = None  # nowhere to keep them: compiled again next time
     return pattern
 
 
@@ -180,7 +177,9 @@ _unsaved: str | None = None  # the cache file, while this process compiled progr
 
 
 def save_new_programs() -> None:
-    """Write the cache file once, at the end of a process that compiled something new."""
+    """Write the cache file once, at the end of a hook process that compiled something new (gate.hook.entry).
+    The CLI reads the cache and does not write it: a command's few compiles cost it nothing that matters, and a
+    command's writes stay exactly those of its job."""
     global _unsaved
     if _unsaved is not None and _programs is not None:
         path, _unsaved = _unsaved, None

@@ -72,6 +72,8 @@ real = _parser.parse
 _parser.parse = lambda *args, **kwargs: parsed.append(args[0]) or real(*args, **kwargs)
 from gate.hook import main
 main()
+import gate.literals
+gate.literals.save_new_programs()  # as gate.hook.entry does before it leaves
 sys.stdout.write("\\n" + json.dumps([p for p in parsed if isinstance(p, str)]))
 """
 
@@ -86,7 +88,7 @@ def test_a_later_stop_hook_parses_no_pattern_of_gates(project: Path, tmp_path: P
     *switches, entry = hook_argv(sys.executable)
     code = entry.removesuffix("from gate.hook import entry; entry()") + "\n" + PROBE
     rule_patterns = set(PATTERNS)
-    bare = PROBE.replace("from gate.hook import main\nmain()\n", "import json\n")
+    bare = code.replace("from gate.hook import main\nmain()\n", "import json\n")
     done = subprocess.run([*switches, bare], capture_output=True, timeout=60, cwd=project)
     stdlib = set(json.loads(done.stdout.decode().rsplit("\n", 1)[-1]))
     parsed = []

@@ -1,9 +1,12 @@
-"""Whole-process measurement: wall time and peak RSS of one child process, interleaved over candidates.
+"""Whole-process measurement: wall time, CPU time and peak RSS of one child process, interleaved over candidates.
 
 A hook's cost to the user is the whole process (interpreter start, imports, work, exit), so each run is a fresh
 subprocess timed from spawn to reap. Candidates of a group run in a shuffled order each round, so drifts in
 machine load (other engineers' tests on 2 shared cores) land on all of them alike and ratios within a group
 stay meaningful.
+
+CPU time (user + system, from the child's own rusage at wait4) is reported beside wall time: on 2 shared cores
+wall time includes waiting for a core, CPU time does not, so it is the steadier of the two under load.
 
 Peak RSS is measured in separate, untimed runs through scripts/rss_shim.py: a child's ru_maxrss includes the
 address space it had before exec(), which for a child spawned by this (large) process is this process's. The
@@ -57,6 +60,7 @@ class Candidate:
 @dataclass
 class Run:
     wall_s: float
+    cpu_s: float  # user + system time of the child (and of any children it reaped)
     rss_kb: int
     returncode: int
     stdout: bytes
@@ -67,6 +71,7 @@ class Run:
 class Result:
     name: str
     samples_ms: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
     rss_kb: list[int] = field(default_factory=list)
     failures: int = 0
     first_failure: str = ""
@@ -80,6 +85,10 @@ class Result:
     @property
     def median_ms(self) -> float | None:
         return statistics.median(self.samples_ms) if self.samples_ms else None
+
+    @property
+    def median_cpu_ms(self) -> float | None:
+        return statistics.median(self.cpu_ms) if self.cpu_ms else None
 
     @property
     def p95_ms(self) -> float | None:
@@ -96,12 +105,14 @@ class Result:
             "median_ms": self.median_ms,
             "p95_ms": self.p95_ms,
             "min_ms": min(self.samples_ms) if self.samples_ms else None,
+            "median_cpu_ms": self.median_cpu_ms,
             "peak_rss_mb": self.peak_rss_mb,
             "failures": self.failures,
             "first_failure": self.first_failure,
             "note": self.note,
             "skipped": self.skipped,
             "samples_ms": [round(s, 3) for s in self.samples_ms],
+            "cpu_ms": [round(s, 3) for s in self.cpu_ms],
         }
 
 
@@ -174,7 +185,8 @@ def run_once(
     cwd: Path | None,
     timeout: float = 120.0,
 ) -> Run:
-    """Spawn, feed stdin, read stdout to EOF, reap with wait4: wall time from spawn to reap, and the child's RSS.
+    """Spawn, feed stdin, read stdout to EOF, reap with wait4: wall time from spawn to reap, the child's CPU time
+    and RSS.
 
     stdin must fit the pipe buffer (hook events do) because it is written before stdout is read; stderr goes
     to a temporary file so a chatty child can never block on a full pipe.
@@ -215,7 +227,7 @@ def run_once(
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
         err.seek(0)
-        return Run(wall, usage.ru_maxrss, proc.returncode, out, err.read())
+        return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, proc.returncode, out, err.read())
 
 
 def measure_group(
@@ -259,6 +271,7 @@ def measure_group(
                 continue
             spent[cand.name] += run.wall_s
             result.samples_ms.append(run.wall_s * 1000)
+            result.cpu_ms.append(run.cpu_s * 1000)
             problem = cand.check(run.returncode, run.stdout, run.stderr) if cand.check else None
             if problem is None and run.returncode != 0 and cand.check is None:
                 problem = f"exit {run.returncode}: {run.stderr.decode(errors='replace')[-300:]}"

@@ -143,10 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         if hook.prepare:
             hook.prepare(10_001)
         settle()
-        # cProfile takes a script, not -c: the hook's -c code goes into a file, run with the hook's -P.
+        # cProfile takes a script, not -c: the hook's -c code goes into a file, run with the hook's -P. It calls
+        # main(), not entry(): entry() leaves by os._exit, before cProfile could write its numbers.
         argv = hook.argv_for(10_001)
         entry = work / "hook_entry.py"
-        entry.write_text(argv[argv.index("-c") + 1] + "\n")
+        code = argv[argv.index("-c") + 1].replace("import entry; entry()", "import main; main()")
+        entry.write_text(code + "\n")
         run_once(
             [args.python, "-P", "-m", "cProfile", "-o", str(profile_file), str(entry)],
             hook.stdin_for(10_001),

@@ -23,6 +23,9 @@ class Section:
     def reference_ms(self) -> float | None:
         return self.median_of(self.reference)
 
+    def reference_cpu_ms(self) -> float | None:
+        return next((row.median_cpu_ms for row in self.rows if row.name == self.reference), None)
+
     def peer_ratio(self, row: Result) -> float | None:
         gate = self.median_of(self.versus) if self.versus else None
         if not row.name.startswith("peer:") or row.median_ms is None or not gate:
@@ -38,6 +41,7 @@ class Target:
     limit: float
     unit: str = "x"
     caveat: str = ""  # set when a row behind the value failed its output check
+    cpu_value: float | None = None  # the same ratio of CPU-time medians (the target is judged on wall time)
 
     @property
     def met(self) -> bool | None:
@@ -49,6 +53,7 @@ class Target:
         return {
             "name": self.name,
             "value": self.value,
+            "cpu_value": self.cpu_value,
             "op": self.op,
             "limit": self.limit,
             "met": self.met,
@@ -77,29 +82,34 @@ def render_markdown(meta: dict[str, Any], sections: list[Section], targets: list
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB RAM, {m['os']}, Python {m['python']}; "
         f"load average {m['load_before'][0]} before, {m['load_after'][0]} after.",
         f"Runs: {opts['runs']} timed per row (after {opts['warmup']} warm-up rounds), candidates of a section "
-        f"interleaved in a shuffled order each round; whole-process wall time from spawn to reap. Peak RSS: "
+        f"interleaved in a shuffled order each round; whole-process wall time from spawn to reap, and CPU time "
+        f"(user + system, from the child's rusage; on shared cores the steadier of the two). Peak RSS: "
         f"the process's own ru_maxrss over 2 extra untimed runs forked from a small shim (which puts a floor of "
         f"a few MB under tiny commands such as grep). Total {meta['duration_s']} s. gate: {meta['gate']}.",
         "",
     ]
     for section in sections:
         ref = section.reference_ms()
+        ref_cpu = section.reference_cpu_ms()
         peer_col = bool(section.versus)
         lines += [
             f"## {section.title}",
             "",
-            "| candidate | n | median ms | p95 ms | × floor |"
+            "| candidate | n | median ms | p95 ms | × floor | CPU ms | CPU × floor |"
             + (" peer / gate |" if peer_col else "")
             + " peak RSS MB | check |",
-            "|---|---:|---:|---:|---:|" + ("---:|" if peer_col else "") + "---:|---|",
+            "|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if peer_col else "") + "---:|---|",
         ]
         for row in section.rows:
             ratio = "–" if row.median_ms is None or not ref else f"{row.median_ms / ref:.2f}"
+            cpu = row.median_cpu_ms
+            cpu_ratio = "–" if cpu is None or not ref_cpu else f"{cpu / ref_cpu:.2f}"
             rss = "–" if row.peak_rss_mb is None else f"{row.peak_rss_mb:.1f}"
             peer = section.peer_ratio(row)
             peer_cell = (" " + ("" if peer is None else f"{peer:.2f}") + " |") if peer_col else ""
             lines.append(
-                f"| {row.name} | {row.n} | {_ms(row.median_ms)} | {_ms(row.p95_ms)} | {ratio} |{peer_cell} "
+                f"| {row.name} | {row.n} | {_ms(row.median_ms)} | {_ms(row.p95_ms)} | {ratio} | {_ms(cpu)} | "
+                f"{cpu_ratio} |{peer_cell} "
                 f"{rss} | {_check(row)} |"
             )
         if peer_col:
@@ -108,14 +118,16 @@ def render_markdown(meta: dict[str, Any], sections: list[Section], targets: list
         for text in [*section.info, *notes]:
             lines.append(f"- {text}")
         lines.append("")
-    lines += ["## Targets", "", "| target | measured | limit | met |", "|---|---:|---:|---|"]
+    lines += ["## Targets", "", "Judged on wall time; the same ratio in CPU time beside it.", "",
+              "| target | measured | CPU | limit | met |", "|---|---:|---:|---:|---|"]
     for target in targets:
         value = "–" if target.value is None else f"{target.value:.2f}"
         unit = " MB" if target.unit == "MB" else "×"
+        cpu_cell = "–" if target.cpu_value is None else f"{target.cpu_value:.2f}{unit}"
         met = {True: "yes", False: "**no**", None: "n/a"}[target.met]
         if target.caveat:
             met += f" (unreliable: {target.caveat})"
-        lines.append(f"| {target.name} | {value}{unit} | {target.op} {target.limit:g}{unit} | {met} |")
+        lines.append(f"| {target.name} | {value}{unit} | {cpu_cell} | {target.op} {target.limit:g}{unit} | {met} |")
     lines.append("")
     return "\n".join(lines)
 
@@ -135,6 +147,11 @@ def to_json(meta: dict[str, Any], sections: list[Section], targets: list[Target]
                         **row.as_dict(),
                         "vs_reference": (
                             row.median_ms / s.reference_ms() if row.median_ms is not None and s.reference_ms() else None
+                        ),
+                        "cpu_vs_reference": (
+                            row.median_cpu_ms / s.reference_cpu_ms()
+                            if row.median_cpu_ms is not None and s.reference_cpu_ms()
+                            else None
                         ),
                     }
                     for row in s.rows

@@ -50,7 +50,7 @@ def check_quiet(rc: int, out: bytes, err: bytes) -> str | None:
 
 
 def spawn_section(opts: Any, gate: Any, store: Any, transcript: Path, floor: Any, shift: Candidate,
-                  log: Any) -> Section:
+                  log: Any, twins: list[Candidate] | None = None) -> Section:
     """floor, the shift prompt's recall, the spawn, and the tool calls that are no spawn — one interleaved group."""
     env = gate.env(store.home, store.project)
     project = store.project
@@ -73,6 +73,10 @@ def spawn_section(opts: Any, gate: Any, store: Any, transcript: Path, floor: Any
                                     "cwd": str(project), "hook_event_name": "SubagentStop",
                                     "stop_hook_active": False, "last_assistant_message": "Done.", **sub}).encode()),
     ]
+    from bench.run import ordered_rows, with_before
+
+    names = [c.name for c in group]
+    group = [*with_before(group, gate, store), *(twins or [])]  # the shift prompt's twin comes from the caller
     log(f"subagents at {store.size:,} memories: {len(group)} candidates x {opts.runs} runs")
     notes: list[str] = []
     results = measure_group(group, opts.runs, opts.warmup, seed=opts.seed + 24, progress=log, python=opts.python,
@@ -80,7 +84,7 @@ def spawn_section(opts: Any, gate: Any, store: Any, transcript: Path, floor: Any
     return Section(
         key="subagents",
         title=f"Subagents, {store.size:,} memories",
-        rows=[results[c.name] for c in group],
+        rows=ordered_rows(names, results),
         reference=floor.name,
         info=store.setup + notes,
         versus=SPAWN,

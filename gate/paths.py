@@ -256,3 +256,13 @@ def ensure_private_dir(path: str | os.PathLike[str]) -> str:
     except OSError:
         pass
     return path
+
+
+def background_python(module: str, *args: str) -> list[str]:
+    """The argv of a detached child running `module.main(args)` with this process's imports: the same sys.path
+    (a hook runs under `-I -S` with an explicit one, gate/install/launcher.py; the bench's snapshot of another
+    gate is on it), and `-I` so the project's cwd cannot put its own `gate/` package first."""
+    import json
+
+    code = f"import sys; sys.path[:] = {json.dumps(sys.path)}; from {module} import main; sys.exit(main(sys.argv[1:]))"
+    return [sys.executable, "-I", "-S", "-c", code, *args]

@@ -37,10 +37,22 @@ def shipped_rules_dir() -> str:
 
 @cache
 def _installed_rules_dir() -> str:
-    """(Once per process: realpath() walks every component of the path.)"""
-    checkout = join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "rules")
+    """(Once per process: realpath() walks every component of the path.)
+
+    A wheel puts the rules in its data scheme, `<prefix>/share/memory-gate/rules`, and gate in
+    `<prefix>/lib/pythonX.Y/site-packages/gate` (`<prefix>/Lib/site-packages` on Windows, `dist-packages` on
+    Debian): the prefix is found from gate's own location, not from sys.prefix, which under the hooks'
+    `-I -S` (no `site`) is the base interpreter's, not the venv's."""
+    package = os.path.dirname(os.path.realpath(__file__))
+    checkout = join(os.path.dirname(package), "rules")
     if os.path.isdir(checkout):
         return checkout
+    directory = package
+    for _ in range(4):
+        directory = os.path.dirname(directory)
+        candidate = join(directory, "share", "memory-gate", "rules")
+        if os.path.isdir(candidate):
+            return candidate
     return join(sys.prefix, "share", "memory-gate", "rules")
 
 

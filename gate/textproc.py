@@ -16,19 +16,37 @@ from functools import cache
 
 import Stemmer
 
+from gate.literals import compile_cached
 from gate.rules import load_rules
 
 # tantivy's simple tokenizer: runs of alphanumeric characters (str.isalnum, i.e. \w without the underscore)
-_TOKEN = re.compile(r"[^\W_]+")
+TOKEN = r"[^\W_]+"
 # camelCase / PascalCase / digit boundaries: "parseHTTPConfig2" -> "parse HTTP Config 2"
 CAMEL = r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])"  # compiled when first needed
-_IDENT = re.compile(r"\b[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b")
+IDENT = r"\b[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b"
+
+
+# The patterns compile when first used, from the program an earlier process kept (gate/literals.py).
+@cache
+def _token() -> re.Pattern[str]:
+    return compile_cached(TOKEN)
+
+
+@cache
+def _ident() -> re.Pattern[str]:
+    return compile_cached(IDENT)
 
 
 # Scripts written without spaces between words (Han, kana, Hangul): a run of them is cut into overlapping
 # two-character pieces, the usual way to search such text without a dictionary ("確認檔案" -> "確認 認檔 檔案"),
-# and set apart from the Latin words beside it ("看一下config" -> "看一 一下 config").
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+# and set apart from the Latin words beside it ("看一下config" -> "看一 一下 config"). Compiled when a text is
+# not ASCII: the ranges' character set costs ~1 ms to build, which an English prompt never needs.
+UNSPACED = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+"
+
+
+@cache
+def _unspaced() -> re.Pattern[str]:
+    return compile_cached(UNSPACED)
 
 
 def _bigrams(match: re.Match[str]) -> str:
@@ -41,13 +59,13 @@ def _bigrams(match: re.Match[str]) -> str:
 def prepare(text: str) -> str:
     """Text as both analyses read it: unspaced scripts cut into pairs, camelCase identifiers expanded."""
     if not text.isascii():
-        text = _UNSPACED.sub(_bigrams, text)
+        text = _unspaced().sub(_bigrams, text)
     return expand_identifiers(text)
 
 
 def expand_identifiers(text: str) -> str:
     """Append the parts of camelCase identifiers so both the whole and its parts are searchable."""
-    idents = _IDENT.findall(text)
+    idents = _ident().findall(text)
     if not idents:
         return text
     return f"{text} {' '.join(re.sub(CAMEL, ' ', ident) for ident in idents)}"
@@ -76,7 +94,7 @@ def tokens(text: str) -> list[str]:
     stemmed — what tantivy indexes for the same text."""
     max_len, _, words = text_rules()
     kept = []
-    for raw in _TOKEN.findall(text):
+    for raw in _token().findall(text):
         if raw.isascii():
             token = raw.lower()
             size = len(token)

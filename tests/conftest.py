@@ -63,9 +63,11 @@ def gate(project: Path, capsys: pytest.CaptureFixture[str]) -> Callable[..., tup
 
 
 def run_hook(event: dict[str, Any], env: dict[str, str] | None = None, timeout: float = 60) -> tuple[str, int]:
-    """The real hook entry point in a fresh process, as Claude Code runs it."""
+    """The real hook entry point in a fresh process, as Claude Code runs it (the launcher's `-I -S` command)."""
+    from gate.install.launcher import hook_argv
+
     proc = subprocess.run(
-        [sys.executable, "-m", "gate.hook"],
+        hook_argv(sys.executable),
         input=json.dumps(event).encode(),
         capture_output=True,
         timeout=timeout,

@@ -7,6 +7,7 @@ shift delivers hits, a no-shift prompt stays silent, the Stop hook blocks); it a
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,16 +42,23 @@ ROWS = [
 ]
 
 
+# Rows that --before doubles: each gate hook row, run by the other code too.
+BEFORE_ROWS = [row + " [before]" for row in ROWS if row.startswith("gate") and "hook" in row and "remember" not in row]
+
+
 def test_quick_bench_fills_every_row(tmp_path: Path) -> None:
     out = tmp_path / "bench.md"
+    before = tmp_path / "before-src"  # other code to compare with: here a copy of this checkout's
+    shutil.copytree(REPO / "gate", before / "gate", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "rules", before / "rules")
     argv = [sys.executable, "-m", "bench", "--quick", "--sizes", "200", "--runs", "2", "--warmup", "1"]
-    argv += ["--transcripts", "50KB,1MB", "--remembers", str(REMEMBERS), "--out", str(out)]
+    argv += ["--transcripts", "50KB,1MB", "--remembers", str(REMEMBERS), "--out", str(out), "--before", str(before)]
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
 
     table = out.read_text(encoding="utf-8")
     assert table in done.stdout
-    for row in ROWS:
+    for row in ROWS + [r for r in BEFORE_ROWS if ", before " not in r and ", after " not in r]:
         assert f"| {row} |" in table, f"missing row {row!r}"
     assert "## Targets" in table
 
@@ -60,5 +68,23 @@ def test_quick_bench_fills_every_row(tmp_path: Path) -> None:
     for row in rows:
         assert not row["skipped"], f"{row['name']}: skipped ({row['skipped']})"
         assert row["n"] >= 1 and row["median_ms"] > 0 and row["peak_rss_mb"] > 0, row["name"]
+        assert row["median_cpu_ms"] > 0 and len(row["cpu_ms"]) == row["n"], row["name"]
         assert row["failures"] == 0, f"{row['name']}: {row['first_failure']}"
-    assert len(data["targets"]) == 12
+    assert len(data["targets"]) == 13
+    assert all(target["cpu_value"] for target in data["targets"] if target["value"] and "RSS" not in target["name"])
+    assert "| CPU ms | CPU × floor |" in table
+
+
+def test_a_snapshot_runs_its_own_hook_under_the_launchers_command(tmp_path: Path) -> None:
+    """--gate-src / --before: `-I` ignores PYTHONPATH, so the snapshot's hook command must name the snapshot."""
+    from bench.run import find_gate
+
+    src = tmp_path / "snapshot"
+    shutil.copytree(REPO / "gate", src / "gate", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "rules", src / "rules")
+    gate = find_gate(sys.executable, src)
+    assert not gate.missing and gate.location == str(src / "gate")
+    assert gate.hook[1:4] == ["-I", "-S", "-c"] and str(src) in gate.hook[4]
+    probe = gate.hook[4].replace("from gate.hook import entry; entry()", "import gate; print(gate.__file__)")
+    done = subprocess.run([*gate.hook[:4], probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.stdout.strip() == str(src / "gate" / "__init__.py"), done.stderr

@@ -306,6 +306,31 @@ def test_startup_prunes_old_ledgers_with_their_locks(project: Path, hook: Hook) 
     assert old.exists() and (Path(sessions_dir()) / "old-session.lock").exists()
     month_ago = time.time() - 30 * 86400
     os.utime(old, (month_ago, month_ago))
+    day_ago = time.time() - 86400 - 60  # the last sweep (the first start's) a day back: the next start sweeps
+    os.utime(Path(sessions_dir()) / ".swept", (day_ago, day_ago))
     hook(event(project, "SessionStart", session="new-session", source="startup"))
     assert not old.exists() and not (Path(sessions_dir()) / "old-session.lock").exists()
     assert (Path(sessions_dir()) / "new-session.json").exists()
+
+
+def test_startup_sweeps_ledgers_at_most_once_a_day(project: Path, hook: Hook, monkeypatch) -> None:
+    """A session start does not stat every past ledger: thousands of them made each start slower (issue 31)."""
+    import os
+    import time
+
+    from gate.paths import sessions_dir
+    from gate.session import ledger
+
+    hook(event(project, "SessionStart", session="old-session", source="startup"))  # sweeps: never swept before
+    old = Path(sessions_dir()) / "old-session.json"
+    month_ago = time.time() - 30 * 86400
+    os.utime(old, (month_ago, month_ago))
+    hook(event(project, "SessionStart", session="next-session", source="startup"))
+    assert old.exists()  # swept a moment ago: the month-old ledger waits for tomorrow's sweep
+    scanned: list[str] = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(ledger.os, "scandir", lambda path: scanned.append(path) or real_scandir(path))
+    assert ledger.clean_old_ledgers(14) == 0 and scanned == []  # the stamp's stat, not a listing
+    day_ago = time.time() - 86400 - 60
+    os.utime(Path(sessions_dir()) / ".swept", (day_ago, day_ago))
+    assert ledger.clean_old_ledgers(14) == 1 and not old.exists() and len(scanned) == 1

@@ -67,18 +67,32 @@ def ubuntu_startup_env(directory: Path) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(params=["as-is", "ubuntu-startup"])
+# In the environment a test passes around: how the hook process is started. "launcher" is how gate install
+# wires it (gate/install/launcher.py: `-I -S`, the hook's import directories on sys.path); "plain" is the `-P`
+# form, under `site`, of an interpreter gate cannot ask (and of settings written by earlier gates).
+FORM = "_GATE_TEST_HOOK_FORM"
+
+
+@pytest.fixture(params=["launcher", "as-is", "ubuntu-startup"])
 def startup_env(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
-    """The environments hooks run in: this interpreter as it is, and the same with Ubuntu's start-up hook."""
+    """The environments hooks run in: as gate install runs them; the plain form under this interpreter as it
+    is, and the same with Ubuntu's start-up hook."""
     if request.param == "ubuntu-startup":
-        return ubuntu_startup_env(tmp_path / "ubuntu-site")
-    return dict(os.environ)
+        return {**ubuntu_startup_env(tmp_path / "ubuntu-site"), FORM: "plain"}
+    return {**os.environ, FORM: "launcher" if request.param == "launcher" else "plain"}
 
 
 def _loaded(code: str, env: dict[str, str], stdin: bytes = b"") -> set[str]:
-    proc = subprocess.run(
-        [sys.executable, "-P", "-c", code], input=stdin, capture_output=True, timeout=60, env=env
-    )
+    from gate.install.launcher import hook_argv
+
+    env = dict(env)
+    if env.pop(FORM, "plain") == "launcher":
+        *switches, entry = hook_argv(sys.executable)
+        assert switches[1:] == ["-I", "-S", "-c"], switches
+        argv = [*switches, entry.removesuffix("from gate.hook import entry; entry()") + "\n" + code]
+    else:
+        argv = [sys.executable, "-P", "-c", code]
+    proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=60, env=env)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     return set(json.loads(proc.stdout.decode().rsplit("\n", 1)[-1]))
 
@@ -189,3 +203,29 @@ def test_steady_state_hooks_skip_slow_imports_and_a_follow_up_prompt_skips_tanti
         # building things (cue table, regex prefilters, memory files) happens when something changed, not here
         cold = modules & {"gate.memory.cue_build", "gate.literal_analysis", "gate.memory.model", "gate.memory.files"}
         assert not cold, (fields["hook_event_name"], sorted(cold))
+
+
+# Every compiled pattern reaches the engine through _sre.compile, whether re.compile's or a kept program's.
+COMPILED = """
+import _sre, json, sys
+compiled = []
+real = _sre.compile
+_sre.compile = lambda pattern, *rest: compiled.append(str(pattern)) or real(pattern, *rest)
+from gate.hook import main
+main()
+sys.stdout.write("\\n" + json.dumps(sorted(set(compiled))))
+"""
+
+
+def test_an_english_prompt_compiles_no_pattern_of_the_unspaced_scripts(project: Path, gate) -> None:
+    """The Han/kana/Hangul pattern costs a hook ~1 ms to compile (issue 31): only text that is not ASCII needs it."""
+    gate("remember", "Reserve account waterfall triggers at 30 days overdue", "--kind", "decision")
+    event = {"session_id": "s", "transcript_path": "", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+             "prompt": "When does the reserve account waterfall trigger?"}
+    for prompt in (event["prompt"], "And the reserve waterfall for overdue days?"):  # a shift, then a follow-up
+        compiled = _loaded(COMPILED, {**os.environ, FORM: "launcher"}, json.dumps({**event, "prompt": prompt}).encode())
+        assert compiled, "the probe saw no compiled pattern at all"
+        assert not [p for p in compiled if "\u3040" in p or "\\u3040" in p], prompt
+    chinese = {**event, "session_id": "zh", "prompt": "看一下储备账户的瀑布触发"}
+    compiled = _loaded(COMPILED, {**os.environ, FORM: "launcher"}, json.dumps(chinese).encode())
+    assert [p for p in compiled if "\u3040" in p or "\\u3040" in p]  # the probe does see it when it is used

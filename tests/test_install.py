@@ -125,13 +125,18 @@ def assert_wired(data: dict[str, Any], python: str = sys.executable, scope: str 
         (entry,) = group["hooks"]
         assert entry["type"] == "command"
         assert entry["timeout"] == spec.timeout
-        entry_point = "from gate.hook import main; main()"
         if scope == "project":
             assert entry["command"] == wiring.PORTABLE_COMMAND
             assert launcher.interpreter() == python
             assert python not in entry["command"]  # a committed file names no path of this machine
-        else:
-            assert shlex.split(entry["command"], comments=True) == [python, "-P", "-c", entry_point]
+        else:  # the launcher's own command
+            argv = shlex.split(entry["command"], comments=True)
+            assert argv == launcher.hook_argv(python)
+            if python == sys.executable:  # gate is here: no `site`, the hook's import directories named
+                assert argv[:4] == [python, "-I", "-S", "-c"], argv
+                assert argv[4].endswith("from gate.hook import entry; entry()") and str(REPO) in argv[4]
+            else:  # an interpreter that does not hold gate (a bare symlink): the plain form, through `site`
+                assert argv == [python, "-P", "-c", "from gate.hook import main; main()"]
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ import pytest
 from gate.memory.files import read_memory, write_memory
 from gate.memory.model import Link, Memory
 from gate.memory.store import Store
-from gate.paths import ProjectPaths
+from gate.paths import ProjectPaths, background_python
 
 
 def remember(gate, *args: str) -> str:
@@ -424,7 +424,7 @@ def test_hook_leaves_a_large_missing_index_to_a_background_build(gate, project: 
     report = index.catch_up_for_hook()
     assert report.skipped_busy and not index.exists()  # the hook did not build it inline
     (builder,) = started
-    assert builder.args == [sys.executable, "-m", "gate.memory.index", store.paths.root]
+    assert builder.args == background_python("gate.memory.index", store.paths.root)  # this process's sys.path
     assert builder.wait(timeout=HANG_S) == 0  # its exit is the event; the timeout only turns a hang into a failure
     assert index.exists() and index.num_docs() == 8
 

@@ -19,7 +19,7 @@ from gate.gates.delivery import anchors
 from gate.memory import cue_table, cues
 from gate.memory import triggers as trig
 from gate.memory.model import Memory
-from gate.paths import ProjectPaths
+from gate.paths import ProjectPaths, background_python
 from gate.rules import load_rules
 
 
@@ -288,7 +288,7 @@ def test_a_large_store_is_rebuilt_by_a_detached_process(
     assert fired(paths, defaults) == []
     assert len(spawned) == 1, "no builder started"
     (builder, options), = spawned
-    assert builder.args == [sys.executable, "-m", "gate.memory.cue_build", paths.root]
+    assert builder.args == background_python("gate.memory.cue_build", paths.root)  # this process's sys.path
     assert os.getsid(builder.pid) == builder.pid  # its own session: a hook timeout does not take it down
     for stream in ("stdin", "stdout", "stderr"):  # Claude Code waits for the hook's stdout to close
         assert options[stream] == subprocess.DEVNULL

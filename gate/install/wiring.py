@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gate.install import jsonedit
+from gate.install import jsonedit, launcher
 from gate.install.launcher import RELATIVE as LAUNCHER
 
 MARKER = "# memory-gate"
@@ -60,10 +60,11 @@ def default_python() -> str:
 def hook_command(python: str) -> str:
     """The command for every event: the hook entry under an absolute interpreter, so no PATH is needed.
 
-    `-P` keeps the session's cwd off sys.path: a project with its own `gate/` package must not shadow gate.
+    `-I -S` and an explicit sys.path, as the launcher runs it (gate/install/launcher.py): `-I` keeps the
+    session's cwd off sys.path (a project with its own `gate/` package must not shadow gate), `-S` skips `site`.
     `-c` rather than `-m gate.hook`: -m loads runpy and importlib.util first, ~3 ms on every hook run.
     """
-    return f"{shlex.quote(python)} -P -c 'from gate.hook import main; main()' {MARKER}"
+    return f"{shlex.join(launcher.hook_argv(python))} {MARKER}"
 
 
 # The command a project settings file gets (it is usually committed, so it names no machine's paths): run this

@@ -22,7 +22,7 @@ from gate.memory.cues import (
     table_dir,
 )
 from gate.memory.supersession import live_supersedes
-from gate.paths import ProjectPaths, ensure_private_dir, replace_file
+from gate.paths import ProjectPaths, background_python, ensure_private_dir, replace_file
 
 join = os.path.join
 
@@ -334,7 +334,6 @@ def spawn_rebuild(paths: ProjectPaths) -> None:
     """Rebuild in a detached process, unless one is running; the hook goes on with the shards it has."""
     import fcntl
     import subprocess
-    import sys
 
     try:
         directory = ensure_private_dir(table_dir(paths))
@@ -344,7 +343,7 @@ def spawn_rebuild(paths: ProjectPaths) -> None:
         finally:
             os.close(lock_fd)
         subprocess.Popen(  # detached and silent: Claude Code waits for the hook's stdout to close
-            [sys.executable, "-m", "gate.memory.cue_build", paths.root],
+            background_python("gate.memory.cue_build", paths.root),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
         )

@@ -26,7 +26,7 @@ import tantivy
 
 from gate.memory.analyzer import ANALYZER_NAME, analyzer
 from gate.memory.scan import SUFFIX, settled
-from gate.paths import ProjectPaths, ensure_private_dir, replace_file
+from gate.paths import ProjectPaths, background_python, ensure_private_dir, replace_file
 from gate.textproc import prepare
 
 join = os.path.join
@@ -41,7 +41,11 @@ if TYPE_CHECKING:
 # 4: the cues field, each document's file signature, supersession derived from links; unspaced scripts indexed
 # as character pairs (gate.textproc.prepare). An index of another version is rebuilt.
 SCHEMA_VERSION = 4
-WRITER_HEAP = 15_000_000
+# The writer's memory budget: tantivy flushes a segment each time it is spent, and a search in a fresh process
+# pays for every segment (opening it, and each field's term dictionary at the first query: ~0.25 ms apiece).
+# 15 MB made 9 segments of 100,000 memories; 400 MB holds that many in one. The arena grows as documents
+# come, so a hook's one-document write costs no more memory than before (measured: the same peak RSS).
+WRITER_HEAP = 400_000_000
 SCOPES_INDEXED = ("private", "team", "user")
 # A hook builds a missing index itself only for stores this small; a larger build (e.g. 100k memories after
 # the cache was cleared) would outlast the hook's timeout on every prompt, so it goes to a detached process.
@@ -559,10 +563,9 @@ class MemoryIndex:
         return count
 
     def _spawn_build(self) -> None:
-        """Start `python -m gate.memory.index ROOT` detached, unless a build holds the build lock."""
+        """Start gate.memory.index's main(ROOT) detached, unless a build holds the build lock."""
         import fcntl
         import subprocess
-        import sys
 
         try:
             ensure_private_dir(self.dir)
@@ -572,7 +575,7 @@ class MemoryIndex:
             finally:
                 os.close(lock_fd)
             subprocess.Popen(  # detached and silent: Claude Code waits for the hook's stdout to close
-                [sys.executable, "-m", "gate.memory.index", self.paths.root],
+                background_python("gate.memory.index", self.paths.root),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, close_fds=True,
             )

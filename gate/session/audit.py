@@ -9,6 +9,7 @@ import os
 import re
 import time
 
+from gate.literals import CompiledOnUse
 from gate.paths import audit_log_file, error_log_file
 from gate.session.logfile import append, error_line
 
@@ -29,6 +30,7 @@ _KEYLIKE = r"[A-Za-z0-9_+/=.\-]{16,}"
 _LETTERS = r"[A-Za-z]{28,}"
 _RUN = r"[A-Za-z0-9]{16,}"  # these two compile only when a text was hinted (re caches them after that)
 _PIECE = r"[A-Za-z0-9]{4,}"
+_KEYLIKE_RE, _LETTERS_RE, _PIECE_RE = (CompiledOnUse(p) for p in (_KEYLIKE, _LETTERS, _PIECE))  # kept programs
 # Fields gate itself fills (ids, codes, paths, times): never free text, left as they are.
 _STRUCTURAL = frozenset({
     "session", "project", "transcript", "ts", "event", "gate", "decision", "reason", "delivered", "suppressed",
@@ -47,9 +49,9 @@ def _hinted(text: str) -> bool:
         return True
     if len(text) < 16 or all(len(word) < 16 for word in text.split()):
         return False  # a key-like run has no whitespace in it: it would be a word this long
-    for match in re.finditer(_KEYLIKE, text):
+    for match in _KEYLIKE_RE.finditer(text):
         run = match.group(0)
-        if any(ch.isdigit() for ch in run) or re.search(_LETTERS, run):
+        if any(ch.isdigit() for ch in run) or _LETTERS_RE.search(run):
             return True
     return False
 
@@ -94,7 +96,7 @@ def redact(record: dict[str, Any], sources: list[str] | tuple[str, ...] = ()) ->
             from gate.memory.secrets import find_secrets
 
             for found in find_secrets(text):
-                pieces.update(piece.lower() for piece in re.findall(_PIECE, found))
+                pieces.update(piece.lower() for piece in _PIECE_RE.findall(found))
     return _redact_value(record, frozenset(pieces))
 
 

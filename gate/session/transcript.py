@@ -27,7 +27,8 @@ BLOCK_SIZE = 64 * 1024
 
 # Cheap pre-filter: only lines whose type may be conversation are worth a json.loads (an api-request-blob
 # line can be megabytes). The CLI writes compact JSON, but tolerate spaces around the colon.
-_CONVERSATION_TYPE = re.compile(rb'"type"\s*:\s*"(?:user|assistant|system)"')
+CONVERSATION_TYPE = rb'"type"\s*:\s*"(?:user|assistant|system)"'  # compiled once kept (gate/literals.py)
+_conversation_type: re.Pattern[bytes] | None = None
 
 def _reverse_lines(path: str, max_bytes: int, end: int | None = None) -> Iterator[bytes]:
     """Complete lines of a file, last first, reading at most about max_bytes from its end.
@@ -82,7 +83,12 @@ def without_surrogates(value: Any) -> Any:
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:
-    if not _CONVERSATION_TYPE.search(line):
+    global _conversation_type
+    if _conversation_type is None:
+        from gate.literals import compile_cached
+
+        _conversation_type = compile_cached(CONVERSATION_TYPE)
+    if not _conversation_type.search(line):
         return None
     try:
         entry = json.loads(line.decode("utf-8", errors="replace"))

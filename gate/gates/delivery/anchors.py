@@ -21,6 +21,7 @@ import re
 import time
 
 from gate.gates.base import HookContext, Outcome, additional_context
+from gate.literals import compile_cached
 from gate.memory import cue_table, cues
 from gate.memory import triggers as trig
 from gate.render import HARD_LIMIT_CHARS, budget_chars, clean, fit, gate_command, index_line
@@ -161,7 +162,7 @@ _compiled: dict[str, re.Pattern[str]] = {}
 def _regex(source: str) -> re.Pattern[str]:
     pattern = _compiled.get(source)
     if pattern is None:
-        pattern = _compiled[source] = re.compile(source)
+        pattern = _compiled[source] = compile_cached(source)
     return pattern
 
 

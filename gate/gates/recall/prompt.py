@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from gate.literals import CompiledOnUse
 from gate.rule_reading import rule_section
 from gate.textproc import CAMEL, expand_identifiers, terms
 
@@ -23,20 +24,22 @@ if TYPE_CHECKING:
     Rules = Mapping[str, Any]
 
 # Words as the user wrote them, to map a stem back to a readable surface form.
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?")
+_WORD = CompiledOnUse(r"[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?")
 # The regexes below compile on first use, and only when a cheap check says they could match: compiling one
 # costs a hook process 50-300 µs, and most prompts need none of them.
 _SLASH_COMMAND = r"^/[A-Za-z][\w:.-]*(?:\s|$)"
 _NUMBERS = r"^[\s\d.,;:#()\-+/&]*(?:and|or)?[\s\d.,;:#()\-+/&]*$"
 _NUMBERS_ASCII = " \t\n\r\f\v\x1c\x1d\x1e\x1f0123456789.,;:#()-+/&"  # _NUMBERS' classes, ASCII part
 _NOT_WORD = r"[^\w\s'/’]"
+_SLASH_COMMAND_RE, _NUMBERS_RE, _NOT_WORD_RE = (CompiledOnUse(p) for p in (_SLASH_COMMAND, _NUMBERS, _NOT_WORD))
+_CAMEL_RE = CompiledOnUse(CAMEL)
 # ASCII characters that _NOT_WORD matches (neither \w, whitespace, quote nor slash) -> space
 _ASCII_NOT_WORD = {
     code: " " for code in range(128)
     if not (chr(code).isalnum() or chr(code).isspace() or chr(code) in "_'/")
 }
-_PATH_SPLIT = re.compile(r"[\\/]+")
-_PATH_PART = re.compile(r"[._\-\s]+")
+_PATH_SPLIT = CompiledOnUse(r"[\\/]+")
+_PATH_PART = CompiledOnUse(r"[._\-\s]+")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -79,7 +82,7 @@ def _stem_word(word: str) -> tuple[str, ...]:
 def _normalise(prompt: str) -> str:
     """Lowercase, punctuation (but ' and /) to spaces, whitespace runs to one space."""
     lowered = prompt.lower()
-    spaced = lowered.translate(_ASCII_NOT_WORD) if lowered.isascii() else re.sub(_NOT_WORD, " ", lowered)
+    spaced = lowered.translate(_ASCII_NOT_WORD) if lowered.isascii() else _NOT_WORD_RE.sub(" ", lowered)
     return " ".join(spaced.split())
 
 
@@ -88,7 +91,7 @@ def _only_numbers(text: str) -> bool:
     rest = text.strip(_NUMBERS_ASCII)
     if rest in ("", "and", "or"):
         return True
-    return not rest.isascii() and re.match(_NUMBERS, text) is not None
+    return not rest.isascii() and _NUMBERS_RE.match(text) is not None
 
 
 def is_trivial(prompt: str, rules: Rules) -> bool:
@@ -101,7 +104,7 @@ def trivial_kind(prompt: str, rules: Rules) -> str | None:
     answer from memory) or "answer" (an acknowledgement, a choice by number: it answers the reply before it,
     whose subject is the session's); None for a prompt with content."""
     text = (prompt or "").strip()
-    if not text or (text.startswith("/") and re.match(_SLASH_COMMAND, text)):
+    if not text or (text.startswith("/") and _SLASH_COMMAND_RE.match(text)):
         return "command"
     if text.startswith("<") and text.startswith(tuple(rule_section(rules, "trivial").get("prefixes", []))):
         return "command"  # written by a program (a task notification), not by the user
@@ -133,6 +136,7 @@ def _is_identifier(word: str) -> bool:
 # A file path written in a prompt (POSIX or Windows, two separators or more): only its last few components
 # name the subject; the rest (drive, home, the project's own folders) is the same in every prompt.
 _PROMPT_PATH = r"(?:[A-Za-z]:)?(?:[\\/][^\s\\/:*?\"<>|]+){2,}[\\/]?"
+_PROMPT_PATH_RE = CompiledOnUse(_PROMPT_PATH)
 
 
 def _last_components(match: re.Match[str], keep: int) -> str:
@@ -144,7 +148,7 @@ def without_long_paths(text: str, keep: int = 3) -> str:
     """The text with each file path cut to its last `keep` components."""
     if "/" not in text and "\\" not in text:
         return text
-    return re.sub(_PROMPT_PATH, lambda m: _last_components(m, keep), text)
+    return _PROMPT_PATH_RE.sub(lambda m: _last_components(m, keep), text)
 
 
 def _prompt_terms(prompt: str, rules: Rules, noise: frozenset[str] = frozenset()) -> list[str]:
@@ -277,7 +281,7 @@ def surface_map(prompt: str, rules: Rules) -> tuple[dict[str, str], list[str | N
     sequence: list[str | None] = []
     for match in _WORD.finditer(prompt[:limit]):
         word = match.group(0)
-        for piece in re.sub(CAMEL, " ", word).split() if _is_identifier(word) else [word]:
+        for piece in _CAMEL_RE.sub(" ", word).split() if _is_identifier(word) else [word]:
             stem = _stem_word(piece.lower())
             if stem:
                 surface.setdefault(stem[0], piece.lower())

@@ -8,13 +8,15 @@ the shard holds something.
 
 from __future__ import annotations
 
-import re
 import time
 
 from gate.gates.base import HookContext, Outcome, additional_context
+from gate.literals import CompiledOnUse
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
 from gate.textproc import terms  # loaded already: the recall gate's topic check uses it
+
+_PROMPT_WORD = CompiledOnUse(r"[\w'-]+")
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -48,7 +50,7 @@ def on_prompt(ctx: HookContext, ledger: Ledger, outcome: Outcome, analysed: Prom
         return outcome
     prompt = prompt[:6000]
     prompt_terms = set(analysed.terms_of(prompt) if analysed is not None else terms(prompt))
-    prompt_words = set(re.findall(r"[\w'-]+", prompt.lower()))
+    prompt_words = set(_PROMPT_WORD.findall(prompt.lower()))
 
     def holds(trigger: dict[str, Any]) -> bool:
         keywords = trigger.get("keywords") or []

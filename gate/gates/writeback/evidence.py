@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from gate.literals import CompiledOnUse
 from gate.rule_reading import kind_phrase, rule_patterns, rule_section
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
@@ -30,9 +31,11 @@ KINDS = ("decision", "fix", "gotcha", "preference", "learning")
 # Code fences and inline code: compiled (re's cache) only for text that has a backquote or a tilde fence.
 _FENCE = r"```.*?(?:```|$)|~~~.*?(?:~~~|$)"
 _INLINE = r"`([^`\n]{0,80})`"
+_FENCE_RE = CompiledOnUse(_FENCE, re.S)
+_INLINE_RE = CompiledOnUse(_INLINE)
 # Sentence ends: ". " before a capital, a line break, or a CJK full stop / exclamation / question mark.
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[])|\n+|(?<=[。！？])")
-_SPACE = re.compile(r"\s+")
+_SENTENCE = CompiledOnUse(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[])|\n+|(?<=[。！？])")
+_SPACE = CompiledOnUse(r"\s+")
 
 
 class Evidence:
@@ -90,9 +93,9 @@ def sentences(text: str) -> list[str]:
     """Prose sentences of a text: fenced code removed, inline code unwrapped, one sentence per item."""
     prose = text
     if "```" in prose or "~~~" in prose:
-        prose = re.sub(_FENCE, " ", prose, flags=re.S)
+        prose = _FENCE_RE.sub(" ", prose)
     if "`" in prose:
-        prose = re.sub(_INLINE, r"\1", prose)
+        prose = _INLINE_RE.sub(r"\1", prose)
     out = []
     for piece in _SENTENCE.split(prose):
         piece = _SPACE.sub(" ", piece).strip(" -*>#\t")

@@ -15,9 +15,8 @@ fix about its topic has touched for `idle_turns` turn ends lapses.
 
 from __future__ import annotations
 
-import re
-
 from gate.gates.writeback.evidence import failed_commands, find_evidence
+from gate.literals import CompiledOnUse
 from gate.rule_reading import rule_patterns, rule_section
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
 DEFAULT_FEATURES = ("fix", "tool_fix", "tool_fix_unconfirmed", "confirmed", "unconfirmed_fix", "asked_fix",
                     "recovered")
 # A name in prose: a word with an underscore, a dot or a slash inside, "::", a digit, or an inner capital.
-_WORD = re.compile(r"[A-Za-z0-9_][\w.:/-]*[\w]")
+_WORD = CompiledOnUse(r"[A-Za-z0-9_][\w.:/-]*[\w]")
 _KEEP = 20  # files, commands and names kept per guard, newest last
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from gate.literals import LazyPattern
+from gate.literals import CompiledOnUse, LazyPattern
 from gate.rule_reading import rule_patterns, rule_section
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
     Rules = Mapping[str, Any]
 
+# Compiled at first use, from the program an earlier process kept (gate/literals.py).
+_FENCED = CompiledOnUse(r"```.*?(?:```|$)", re.S)
+_PARAGRAPH_BREAK = CompiledOnUse(r"\n\s*\n")
 _END_CHARS = 600  # the end of the reply: where it asks the user something
 
 
@@ -57,7 +60,7 @@ def _tail(text: str, chars: int) -> str:
     if "```" in tail:
         if text.count("```", 0, start) % 2:  # the cut falls inside a code block: what is left of it goes first
             tail = tail[tail.find("```") + 3 :]
-        tail = re.sub(r"```.*?(?:```|$)", " ", tail, flags=re.S)
+        tail = _FENCED.sub(" ", tail)
     return tail[-chars:].strip()
 
 
@@ -67,7 +70,7 @@ def asks_user(text: str, rules: Rules) -> bool:
     if not tail:
         return False
     last = tail.rstrip(" *_`\n")
-    final = re.split(r"\n\s*\n", last)[-1] if "\n" in last else last
+    final = _PARAGRAPH_BREAK.split(last)[-1] if "\n" in last else last
     if _any(rule_patterns(rules, "signals", key="courtesy_questions"), final[-200:]):
         return False  # "want me to commit?" after finished work: the obvious next step, not a choice
     if final.endswith(("?", "？")):

@@ -1098,8 +1098,9 @@ def test_install_sh_re_run_says_nothing_new(tmp_path: Path, project: Path) -> No
 
 
 def test_install_sh_interrupted_in_its_doctor_step_says_so(tmp_path: Path, project: Path) -> None:
-    """Ctrl-C while gate doctor runs printed "gate doctor found a problem (above)" with nothing above. The hook
-    doctor runs is held (a sitecustomize that waits while GATE_DOCTOR is set) until the test has sent SIGINT."""
+    """Ctrl-C while gate doctor runs printed "gate doctor found a problem (above)" with nothing above. The doctor
+    process is held (a sitecustomize that waits in `gate doctor`) until the test has sent SIGINT; not the hook it
+    runs: the hook command runs python -I -S, which reads no sitecustomize and no PYTHONPATH."""
     import signal
 
     home = tmp_path / "newcomer"
@@ -1108,8 +1109,8 @@ def test_install_sh_interrupted_in_its_doctor_step_says_so(tmp_path: Path, proje
     hold.mkdir()
     started = tmp_path / "doctor-hook-started"
     (hold / "sitecustomize.py").write_text(
-        "import os, time\n"
-        "if os.environ.get('GATE_DOCTOR'):\n"
+        "import sys, time\n"
+        "if sys.argv[1:2] == ['doctor']:\n"
         f"    open({str(started)!r}, 'w').close()\n"
         "    time.sleep(120)\n"
     )

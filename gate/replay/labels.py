@@ -77,16 +77,14 @@ def _line_number(value: Any, where: str, field: str, least: int = 1) -> int:
     return value
 
 
-def load_labels(path: str, root: str | None = None) -> Labels:
-    """Parse a labels file; any bad line is an error naming the file and line (nothing is run)."""
+def json_objects(path: str, one: str, many: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each non-blank line of a JSON-lines file as (where, object); a line that is not a JSON object, or a file
+    that cannot be read, is an error naming the file and line. `one`, `many`: what a line holds, for messages."""
     try:
         with open(path, encoding="utf-8") as handle:
             lines = handle.read().splitlines()
     except (OSError, UnicodeDecodeError) as error:
-        raise ValidationError(f"cannot read labels {path}: {error}") from error
-    here = os.path.dirname(os.path.abspath(path))
-    base = os.path.abspath(root) if root else here
-    labels = Labels()
+        raise ValidationError(f"cannot read {many} {path}: {error}") from error
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -96,7 +94,16 @@ def load_labels(path: str, root: str | None = None) -> Labels:
         except ValueError as error:
             raise ValidationError(f"{where}: not JSON ({error})") from error
         if not isinstance(item, dict):
-            raise ValidationError(f"{where}: a label must be a JSON object")
+            raise ValidationError(f"{where}: {one} must be a JSON object")
+        yield where, item
+
+
+def load_labels(path: str, root: str | None = None) -> Labels:
+    """Parse a labels file; any bad line is an error naming the file and line (nothing is run)."""
+    here = os.path.dirname(os.path.abspath(path))
+    base = os.path.abspath(root) if root else here
+    labels = Labels()
+    for where, item in json_objects(path, "a label", "labels"):
         if "store" in item:
             store = _resolve(here, item["store"], where, "store")
             transcripts = item.get("transcripts")

@@ -26,14 +26,13 @@ search shows it), and noise (what was put in front of it at prompts that should 
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 from gate.errors import ValidationError
 from gate.paths import ProjectPaths
 from gate.replay.engine import SessionRun
-from gate.replay.labels import Labels, _line_number, _ratio, _resolve
+from gate.replay.labels import Labels, _line_number, _ratio, _resolve, json_objects
 
 AGENT_TOP = 3  # the agent reads the first three hits of its search
 
@@ -42,23 +41,9 @@ Queries = dict[tuple[str, int], str]  # (transcript, prompt line) -> the agent's
 
 def load_queries(path: str, root: str | None = None) -> Queries:
     """Parse a queries file; any bad line is an error naming the file and line (nothing is run)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ValidationError(f"cannot read queries {path}: {error}") from error
     base = os.path.abspath(root) if root else os.path.dirname(os.path.abspath(path))
     queries: Queries = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}, line {number}"
-        try:
-            item = json.loads(line)
-        except ValueError as error:
-            raise ValidationError(f"{where}: not JSON ({error})") from error
-        if not isinstance(item, dict):
-            raise ValidationError(f"{where}: a query line must be a JSON object")
+    for where, item in json_objects(path, "a query line", "queries"):
         transcript = _resolve(base, item.get("transcript"), where, "transcript")
         prompt = _line_number(item.get("prompt"), where, "prompt")
         query = item.get("query")

@@ -24,6 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 _WB, _REM, _SIG = "gate/gates/writeback/gate.py", "gate/gates/writeback/reminder.py", "gate/gates/writeback/signals.py"
 _FG, _FIRE = "gate/gates/writeback/fixguard.py", "gate/gates/recall/fire.py"
 _PROMPT, _CARRY = "gate/gates/events/user_prompt_submit.py", "gate/session/carryover.py"
+_SUB, _STANDING = "gate/gates/recall/subagent.py", "gate/gates/recall/standing.py"
+_SPAWN_MUTE = 'if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("recall", True):'
 
 # (id, what the edit breaks, [(file, old text, new text)], [test node ids that must fail])
 MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
@@ -270,6 +272,26 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         "C4", "a session's own prompt reminds of a turn another session was already shown",
         [(_REM, "    if not ours:  # another session", "    if False:  # another session")],
         ["tests/test_writeback_promises.py::test_a_reminder_taken_by_another_session_is_not_shown_twice"],
+    ),
+    (
+        "A1", "with two pending spawns of one type, the type fallback claims the first",
+        [(_SUB, "key = of_type[0] if len(of_type) == 1 else None", "key = of_type[0] if of_type else None")],
+        ["tests/test_subagent_gate.py::test_two_pending_spawns_of_one_type_are_not_guessed_between"],
+    ),
+    (
+        "A2", "GATE_RECALL=off does not hold for a spawn's search",
+        [(_SUB, _SPAWN_MUTE, "if ledger.muted or muted_by(ctx.paths, False):")],
+        ["tests/test_subagent_gate.py::test_recall_off_holds_for_a_spawns_search"],
+    ),
+    (
+        "A3", "a session mute does not hold for a spawn",
+        [(_SUB, _SPAWN_MUTE, 'if muted_by(ctx.paths, False) or not ctx.settings.get("recall", True):')],
+        ["tests/test_subagent_gate.py::test_a_session_mute_holds_for_a_spawn_and_inside_the_subagent"],
+    ),
+    (
+        "A4", "a session mute does not hold inside a subagent",
+        [(_SUB, "    sub.muted = ledger.muted\n", "")],
+        ["tests/test_subagent_gate.py::test_a_session_mute_holds_for_a_spawn_and_inside_the_subagent"],
     ),
 ]
 

@@ -293,6 +293,17 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         [(_SUB, "    sub.muted = ledger.muted\n", "")],
         ["tests/test_subagent_gate.py::test_a_session_mute_holds_for_a_spawn_and_inside_the_subagent"],
     ),
+    (
+        "X1", "a memory shown in full at session start is listed as an index line too",
+        [(_STANDING, 'for r in _of_kind(ctx, str(kind)) if r["id"] not in shown]',
+          "for r in _of_kind(ctx, str(kind))]")],
+        ["tests/test_hooks.py::test_a_memory_shown_in_full_at_session_start_is_not_also_an_index_line"],
+    ),
+    (
+        "X2", "the index's line cap (rules/recall.toml [index] max_lines) ignored",
+        [(_STANDING, "return candidates[:most], max(0, len(candidates) - most)", "return candidates, 0")],
+        ["tests/test_hooks.py::test_the_index_holds_at_most_its_max_lines"],
+    ),
 ]
 
 

@@ -304,6 +304,24 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         [(_STANDING, "return candidates[:most], max(0, len(candidates) - most)", "return candidates, 0")],
         ["tests/test_hooks.py::test_the_index_holds_at_most_its_max_lines"],
     ),
+    (
+        "P1", "a task notification is searched as an answer (by the reply before it)",
+        [("gate/gates/recall/prompt.py", 'return "command"  # written by a program',
+          'return "answer"  # written by a program')],
+        ["tests/test_recall_promises.py::test_a_task_notification_is_not_searched_as_an_answer"],
+    ),
+    (
+        "P2", "the cap of max_per_prompt memories a prompt ignored (recall_max_hits alone)",
+        [(_FIRE, 'most = min(int(ctx.settings.get("recall_max_hits", 5)), int(_num(fire, "max_per_prompt", 3)))',
+          'most = int(ctx.settings.get("recall_max_hits", 5))')],
+        ["tests/test_recall_promises.py::test_at_most_max_per_prompt_memories_a_prompt"],
+    ),
+    (
+        "P3", "a memory only the reply names is delivered to a prompt with content of its own",
+        [(_FIRE, "    own = set() if query.content_free else set(query.prompt_terms)\n    return deliver",
+          "    own = set()\n    return deliver")],
+        ["tests/test_recall_promises.py::test_a_memory_only_the_reply_names_is_not_delivered"],
+    ),
 ]
 
 

@@ -322,6 +322,16 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
           "    own = set()\n    return deliver")],
         ["tests/test_recall_promises.py::test_a_memory_only_the_reply_names_is_not_delivered"],
     ),
+    (
+        "Z1", "the z floor's statistics count another project's and superseded memories as this store's",
+        [("gate/memory/search.py", "        gone = len(raw) - len(ranked)\n", "        gone = 0\n")],
+        ["tests/test_recall_zscore.py::test_the_floor_counts_only_this_projects_live_memories"],
+    ),
+    (
+        "Z2", "the spread's estimate of the unseen matches drifts from the exact statistics",
+        [("gate/memory/search.py", "        total += rest * low / 2\n", "        total += rest * low / 1.5\n")],
+        ["tests/test_recall_zscore.py::test_the_estimate_fires_on_the_same_memories_as_the_exact_statistics"],
+    ),
 ]
 
 

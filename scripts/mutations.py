@@ -24,6 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 _WB, _REM, _SIG = "gate/gates/writeback/gate.py", "gate/gates/writeback/reminder.py", "gate/gates/writeback/signals.py"
 _FG, _FIRE = "gate/gates/writeback/fixguard.py", "gate/gates/recall/fire.py"
 _PROMPT, _CARRY = "gate/gates/events/user_prompt_submit.py", "gate/session/carryover.py"
+_SUB, _STANDING = "gate/gates/recall/subagent.py", "gate/gates/recall/standing.py"
+_SPAWN_MUTE = 'if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("recall", True):'
 
 # (id, what the edit breaks, [(file, old text, new text)], [test node ids that must fail])
 MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
@@ -270,6 +272,65 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         "C4", "a session's own prompt reminds of a turn another session was already shown",
         [(_REM, "    if not ours:  # another session", "    if False:  # another session")],
         ["tests/test_writeback_promises.py::test_a_reminder_taken_by_another_session_is_not_shown_twice"],
+    ),
+    (
+        "A1", "with two pending spawns of one type, the type fallback claims the first",
+        [(_SUB, "key = of_type[0] if len(of_type) == 1 else None", "key = of_type[0] if of_type else None")],
+        ["tests/test_subagent_gate.py::test_two_pending_spawns_of_one_type_are_not_guessed_between"],
+    ),
+    (
+        "A2", "GATE_RECALL=off does not hold for a spawn's search",
+        [(_SUB, _SPAWN_MUTE, "if ledger.muted or muted_by(ctx.paths, False):")],
+        ["tests/test_subagent_gate.py::test_recall_off_holds_for_a_spawns_search"],
+    ),
+    (
+        "A3", "a session mute does not hold for a spawn",
+        [(_SUB, _SPAWN_MUTE, 'if muted_by(ctx.paths, False) or not ctx.settings.get("recall", True):')],
+        ["tests/test_subagent_gate.py::test_a_session_mute_holds_for_a_spawn_and_inside_the_subagent"],
+    ),
+    (
+        "A4", "a session mute does not hold inside a subagent",
+        [(_SUB, "    sub.muted = ledger.muted\n", "")],
+        ["tests/test_subagent_gate.py::test_a_session_mute_holds_for_a_spawn_and_inside_the_subagent"],
+    ),
+    (
+        "X1", "a memory shown in full at session start is listed as an index line too",
+        [(_STANDING, 'for r in _of_kind(ctx, str(kind)) if r["id"] not in shown]',
+          "for r in _of_kind(ctx, str(kind))]")],
+        ["tests/test_hooks.py::test_a_memory_shown_in_full_at_session_start_is_not_also_an_index_line"],
+    ),
+    (
+        "X2", "the index's line cap (rules/recall.toml [index] max_lines) ignored",
+        [(_STANDING, "return candidates[:most], max(0, len(candidates) - most)", "return candidates, 0")],
+        ["tests/test_hooks.py::test_the_index_holds_at_most_its_max_lines"],
+    ),
+    (
+        "P1", "a task notification is searched as an answer (by the reply before it)",
+        [("gate/gates/recall/prompt.py", 'return "command"  # written by a program',
+          'return "answer"  # written by a program')],
+        ["tests/test_recall_promises.py::test_a_task_notification_is_not_searched_as_an_answer"],
+    ),
+    (
+        "P2", "the cap of max_per_prompt memories a prompt ignored (recall_max_hits alone)",
+        [(_FIRE, 'most = min(int(ctx.settings.get("recall_max_hits", 5)), int(_num(fire, "max_per_prompt", 3)))',
+          'most = int(ctx.settings.get("recall_max_hits", 5))')],
+        ["tests/test_recall_promises.py::test_at_most_max_per_prompt_memories_a_prompt"],
+    ),
+    (
+        "P3", "a memory only the reply names is delivered to a prompt with content of its own",
+        [(_FIRE, "    own = set() if query.content_free else set(query.prompt_terms)\n    return deliver",
+          "    own = set()\n    return deliver")],
+        ["tests/test_recall_promises.py::test_a_memory_only_the_reply_names_is_not_delivered"],
+    ),
+    (
+        "Z1", "the z floor's statistics count another project's and superseded memories as this store's",
+        [("gate/memory/search.py", "        gone = len(raw) - len(ranked)\n", "        gone = 0\n")],
+        ["tests/test_recall_zscore.py::test_the_floor_counts_only_this_projects_live_memories"],
+    ),
+    (
+        "Z2", "the spread's estimate of the unseen matches drifts from the exact statistics",
+        [("gate/memory/search.py", "        total += rest * low / 2\n", "        total += rest * low / 1.5\n")],
+        ["tests/test_recall_zscore.py::test_the_estimate_fires_on_the_same_memories_as_the_exact_statistics"],
     ),
 ]
 

@@ -334,3 +334,34 @@ def test_startup_sweeps_ledgers_at_most_once_a_day(project: Path, hook: Hook, mo
     day_ago = time.time() - 86400 - 60
     os.utime(Path(sessions_dir()) / ".swept", (day_ago, day_ago))
     assert ledger.clean_old_ledgers(14) == 1 and not old.exists() and len(scanned) == 1
+
+
+# --- the index tier's promises (issue 32 item 8) ---------------------------------------------------------------------
+def test_a_memory_shown_in_full_at_session_start_is_not_also_an_index_line(project: Path, gate, hook: Hook) -> None:
+    code, out, err = gate("remember", "Deploys are frozen on Fridays", "--kind", "decision",
+                          "--on", "event:session-start")
+    assert code == 0, err
+    cued = out.strip()
+    code, out, err = gate("remember", "Invoices are batched nightly at two", "--kind", "decision")
+    assert code == 0, err
+    listed = out.strip()
+    text = context_of(hook(event(project, "SessionStart", source="startup"))[0], "SessionStart")
+    record = audit()[-1]
+    assert cued in record["delivered"] and cued not in record["indexed"]  # in full, so no line of the index
+    assert listed in record["indexed"]
+    assert text.count(cued) == 1
+
+
+def test_the_index_holds_at_most_its_max_lines(project: Path, gate, hook: Hook) -> None:
+    from gate.rules import load_rules
+
+    most = int(load_rules("recall")["index"]["max_lines"])
+    words = ["amber", "birch", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper"]
+    for n in range(most + 5):  # more memories of the index kinds than it has lines
+        title = f"Queue {words[n % 10]} {words[n // 10]} drains through worker pool {n} at {n % 24}:00"
+        code, _, err = gate("remember", title, "--kind", "gotcha" if n % 2 else "finding", "--new")
+        assert code == 0, err
+    context_of(hook(event(project, "SessionStart", source="startup"))[0], "SessionStart")
+    record = audit()[-1]
+    assert len(record["indexed"]) == most
+    assert record["index_beyond_max_lines"] == 5

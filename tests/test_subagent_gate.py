@@ -426,3 +426,40 @@ def test_delivery_scores_count_only_what_reached_the_main_conversation() -> None
     labels.memories[("t.jsonl", 5)] = ["m-x", "m-y"]
     figures = score(labels, {"t.jsonl": SessionRun(Timeline("t.jsonl"), results)})["delivery"]
     assert (figures["expected"], figures["reached"]) == (2, 0)  # the subagent had them; the parent never did
+
+
+# --- promises of issue 32 item 8 -------------------------------------------------------------------------------------
+ROUNDING_TASK = "Check how src/payments/ledger.py rounds: ledger rounding, Decimal.quantize, half-even."
+
+
+def test_two_pending_spawns_of_one_type_are_not_guessed_between(project: Path, store: dict[str, str]) -> None:
+    """The type fallback claims a spawn only when it is the one pending of that type: with two, a subagent whose
+    transcript names neither claims nothing, so its gotcha still reaches it."""
+    for task in (ROUNDING_TASK, ROUNDING_TASK + " Then list the callers."):
+        assert store["gotcha"] in spawn(project, "s20", task=task)["hookSpecificOutput"]["updatedInput"]["prompt"]
+    answer = sub_read(project, "s20", "e7f8", "src/payments/ledger.py")  # no transcript of its own
+    assert store["gotcha"] in context(answer)
+    ledger = read_ledger("s20")
+    assert ledger is not None and len(ledger.spawns) == 2  # neither was claimed
+
+
+def test_recall_off_holds_for_a_spawns_search(project: Path, store: dict[str, str]) -> None:
+    event = {"session_id": "s21", "transcript_path": str(project / "none.jsonl"), "cwd": str(project),
+             "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_use_id": "toolu_s1",
+             "tool_input": {"description": "d", "prompt": TASK, "subagent_type": "general-purpose"}}
+    proc = subprocess.run([sys.executable, "-m", "gate.hook"], input=json.dumps(event).encode(), capture_output=True,
+                          timeout=60, env={**os.environ, "GATE_RECALL": "off"}, cwd=project)
+    assert proc.returncode == 0 and proc.stdout.strip() == b""
+    assert audit("PreToolUse")[-1]["reason"] == "SKIP_MUTED"
+    assert store["waterfall"] in spawn(project, "s21")["hookSpecificOutput"]["updatedInput"]["prompt"]  # on: it comes
+
+
+def test_a_session_mute_holds_for_a_spawn_and_inside_the_subagent(project: Path, store: dict[str, str]) -> None:
+    hook(project, "SessionStart", "s22", source="startup")  # the session's ledger exists
+    assert subprocess.run([str(GATE_BIN), "mute", "--session", "s22", "--project", str(project)],
+                          capture_output=True, env=dict(os.environ), cwd=project).returncode == 0
+    assert spawn(project, "s22") == {}
+    assert audit("PreToolUse")[-1]["reason"] == "SKIP_MUTED"
+    assert context(sub_read(project, "s22", "f9a0", "src/payments/ledger.py")) == ""
+    assert audit("PreToolUse")[-1]["reason"] == "SKIP_MUTED"
+    assert store["gotcha"] in context(sub_read(project, "s23", "f9a0", "src/payments/ledger.py"))  # another session

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import run_hook
+from support import run_hook
 
 from gate.paths import audit_log_file
 from gate.rules import load_rules

@@ -79,12 +79,14 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "I1", "the command `gate install` writes no longer calls the hook (exit 0, silent)",
-        [("gate/install/wiring.py", "-c 'from gate.hook import main; main()'", "-c 'from gate.hook import main'")],
+        [("gate/install/launcher.py", 'ENTRY = "from gate.hook import entry; entry()"',
+          'ENTRY = "from gate.hook import entry"')],
         ["tests/test_promises.py::test_the_command_gate_install_writes_exits_zero_with_each_answer"],
     ),
     (
-        "I2", "the command `gate install` writes loses -P: a project's own gate/ package shadows gate",
-        [("gate/install/wiring.py", " -P -c 'from gate.hook", " -c 'from gate.hook")],
+        "I2", "the command `gate install` writes loses -I: a project's own gate/ package shadows gate",
+        [("gate/install/launcher.py", 'return [python, "-I", "-S", "-c", entry_code(path)]',
+          'return [python, "-S", "-c", entry_code(path)]')],
         ["tests/test_promises.py::test_the_command_gate_install_writes_exits_zero_with_each_answer"],
     ),
     (

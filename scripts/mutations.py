@@ -113,8 +113,8 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "R2", "`gate replay` saves its ledgers, and its state redirect points at the live state directory",
-        [("gate/replay/engine.py", "        results.append(StepResult(step, _decide(ctx, ledger)))\n",
-          "        results.append(StepResult(step, _decide(ctx, ledger)))\n"
+        [("gate/replay/engine.py", "        result = StepResult(step, _decide(ctx, ledger))\n",
+          "        result = StepResult(step, _decide(ctx, ledger))\n"
           "        from gate.session.ledger import _save, ledger_path\n"
           "        _save(ledger_path(timeline.session_id), ledger)\n"),
          ("gate/replay/run.py", 'redirect_state(os.path.join(scratch, "state"))',

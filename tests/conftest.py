@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support import run_hook
 
 from gate.cli import main as gate_main
 
@@ -58,6 +60,20 @@ def gate(project: Path, capsys: pytest.CaptureFixture[str]) -> Callable[..., tup
         return code, out, err
 
     return run
+
+
+def run_hook(event: dict[str, Any], env: dict[str, str] | None = None, timeout: float = 60) -> tuple[str, int]:
+    """The real hook entry point in a fresh process, as Claude Code runs it (the launcher's `-I -S` command)."""
+    from gate.install.launcher import hook_argv
+
+    proc = subprocess.run(
+        hook_argv(sys.executable),
+        input=json.dumps(event).encode(),
+        capture_output=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+    return proc.stdout.decode(), proc.returncode
 
 
 @pytest.fixture

@@ -213,19 +213,3 @@ def kill_at_write(command: list[str], site_dir: os.PathLike[str] | str, under: l
         return None
     proc.returncode = os.waitstatus_to_exitcode(status)
     return proc.returncode
-
-
-def run_hook(event: dict[str, Any], env: dict[str, str] | None = None, timeout: float = 60) -> tuple[str, int]:
-    """The real hook entry point in a fresh process, as Claude Code runs it (the launcher's `-I -S` command)."""
-    import subprocess
-
-    from gate.install.launcher import hook_argv
-
-    proc = subprocess.run(
-        hook_argv(sys.executable),
-        input=json.dumps(event).encode(),
-        capture_output=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
-    return proc.stdout.decode(), proc.returncode

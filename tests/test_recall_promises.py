@@ -9,13 +9,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support import run_hook
-
 from gate.paths import audit_log_file
 from gate.rules import load_rules
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import Transcript
+
+
+def run_hook(event: dict[str, Any]) -> tuple[str, int]:
+    """conftest's run_hook (the launcher's command in a fresh process); by path: in the full run the name
+    `conftest` is tests/e2e's."""
+    from tests.conftest import run_hook as run
+
+    return run(event)
+
 
 WATERFALL = "Reserve account waterfall pays the senior noteholders before the junior tranche"
 REPLY = ("The reserve account waterfall pays the senior noteholders first; the junior tranche waits until the "

@@ -132,9 +132,9 @@ def _signature(layers: list[str]) -> tuple[str, list[str]]:
 
 
 @cache
-def _load(name: str, project_root: str | None, overlay: str | None = None) -> RuleTable:
+def _load(name: str, project_root: str | None, overlay: str | None = None, user_config: str = "") -> RuleTable:
     filename = f"{name}.toml"
-    layers = [join(shipped_rules_dir(), filename), join(user_dirs().config, "rules", filename)]
+    layers = [join(shipped_rules_dir(), filename), join(user_config or user_dirs().config, "rules", filename)]
     if project_root is not None:
         layers.append(join(project_root, ".gate", "rules", filename))
     if overlay is not None:
@@ -212,4 +212,6 @@ def load_rules(
 ) -> RuleTable:
     """The merged rule table `name` (e.g. "topic_shift" for rules/topic_shift.toml); `overlay` is one more
     rules directory laid over the others (`gate replay --rules DIR`)."""
-    return _load(name, os.fspath(project_root) if project_root is not None else None, overlay)
+    # the user layer's directory is part of the key: a process whose GATE_HOME changes (tests, replay) must not
+    # be handed the table another home's rules made
+    return _load(name, os.fspath(project_root) if project_root is not None else None, overlay, user_dirs().config)

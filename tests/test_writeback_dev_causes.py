@@ -1,0 +1,57 @@
+"""The write-back errors issue 30 names, found again on the dev split and fixed by rule (synthetic text): the user's
+own words for a rule that no pattern knew, a rule or a conceded correction taken on without a tool, a go-on prompt
+whose edits alone reached the reminder, and a note written early in the turn vetoing what the turn settled later."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gate.gates.writeback.evidence import find_evidence
+from gate.gates.writeback.signals import turn_signals, wrote_notes
+from gate.gates.writeback.verdict import decide
+from gate.rules import load_rules
+from gate.session.turn import ToolResult, ToolUse, Turn
+
+
+@pytest.fixture
+def rules() -> Any:
+    return load_rules("writeback")
+
+
+def _turn(prompt: str, text: str, tools: list[tuple[str, dict[str, Any]]] = ()) -> Turn:
+    turn = Turn(prompt=prompt, assistant_texts=[text], complete=True)
+    for i, (name, tool_input) in enumerate(tools):
+        turn.tool_uses.append(ToolUse(f"t{i}", name, tool_input, seq=2 * i))
+        turn.tool_results.append(ToolResult(f"t{i}", "ok", False, seq=2 * i + 1))
+    return turn
+
+
+def _verdict(turn: Turn, rules: Any) -> Any:
+    return decide({**find_evidence(turn, rules).features, **turn_signals(turn, rules)}, rules)
+
+
+def _edit(path: str) -> tuple[str, dict[str, Any]]:
+    return ("Edit", {"file_path": path, "old_string": "a", "new_string": "b"})
+
+
+FIVE_EDITS = [_edit(f"src/views/page_{n}.vue") for n in range(5)]
+DONE = "Updated the five views; each one now renders the new header."
+
+
+def test_a_note_written_early_does_not_veto_what_the_turn_settled_later(rules: Any) -> None:
+    note = ("Write", {"file_path": "/repo/.claude/agents/reviewer.md", "content": "…"})
+    offered = "Two ways: 1. one reviewer agent per stack, 2. one general reviewer. Which do you prefer?"
+    early = _turn("the second one, a general reviewer", "Set up the general reviewer and moved the stack prompts.",
+                  [note, _edit("docs/agents.md"), _edit("src/registry.py"), _edit("src/prompts.py")])
+    early.previous_reply = offered
+    assert not wrote_notes(early, rules)
+    verdict = _verdict(early, rules)
+    assert verdict.block and verdict.kinds == ["decision"], verdict
+    # the same note written last, after the work, is the turn writing its lesson down: no block
+    late = _turn(early.prompt, early.assistant_texts[0],
+                 [_edit("docs/agents.md"), _edit("src/registry.py"), _edit("src/prompts.py"), note])
+    late.previous_reply = offered
+    assert wrote_notes(late, rules)
+    assert _verdict(late, rules).veto == "wrote_notes"

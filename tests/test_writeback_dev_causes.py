@@ -40,6 +40,22 @@ FIVE_EDITS = [_edit(f"src/views/page_{n}.vue") for n in range(5)]
 DONE = "Updated the five views; each one now renders the new header."
 
 
+@pytest.mark.parametrize("prompt", ["continue", "lets continue", "Please continue. My mistake", "繼續", "go ahead"])
+def test_a_go_on_prompt_with_five_files_edited_is_not_reminded(rules: Any, prompt: str) -> None:
+    turn = _turn(prompt, DONE, FIVE_EDITS)
+    assert turn_signals(turn, rules).get("continues") == 1.0
+    verdict = _verdict(turn, rules)
+    assert not verdict.block and not verdict.remind, verdict
+
+
+def test_five_files_edited_for_a_request_stay_a_reminder(rules: Any) -> None:
+    verdict = _verdict(_turn("move every view onto the new header component", DONE, FIVE_EDITS), rules)
+    assert verdict.remind and not verdict.block, verdict
+    # a go-on that settles something is no bare go-on
+    settles = turn_signals(_turn("lets continue to use the local database", DONE, FIVE_EDITS), rules)
+    assert "continues" not in settles and settles.get("decides") == 1.0
+
+
 def test_a_note_written_early_does_not_veto_what_the_turn_settled_later(rules: Any) -> None:
     note = ("Write", {"file_path": "/repo/.claude/agents/reviewer.md", "content": "…"})
     offered = "Two ways: 1. one reviewer agent per stack, 2. one general reviewer. Which do you prefer?"

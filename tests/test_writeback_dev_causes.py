@@ -56,6 +56,37 @@ def test_five_files_edited_for_a_request_stay_a_reminder(rules: Any) -> None:
     assert "continues" not in settles and settles.get("decides") == 1.0
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "應該用 account.role.name 為主，不是另外存一個 roleName 欄位",
+        "应该直接读 config.timeout，不是在每个组件里写死",
+        "we need to settle on dashboard or admin, we can't use both",
+    ],
+)
+def test_the_users_own_words_for_a_rule_block(rules: Any, prompt: str) -> None:
+    turn = _turn(prompt, "Done: every screen now reads it that way.", [_edit("src/account.vue")])
+    evidence = find_evidence(turn, rules)
+    assert evidence.features.get("user_rule") == 1.0 and evidence.kinds == ["preference"]
+    verdict = _verdict(turn, rules)
+    assert verdict.block, verdict
+
+
+def test_a_rule_the_user_states_blocks_without_a_tool(rules: Any) -> None:
+    turn = _turn("不要用輪詢，而是改用 websocket 推送狀態", "了解，後面的設計都改用 websocket 推送，不再輪詢。")
+    signals = turn_signals(turn, rules)
+    assert signals.get("explanation_only") == 1.0
+    verdict = _verdict(turn, rules)
+    assert verdict.block and verdict.veto == "", verdict
+
+
+def test_a_correction_conceded_without_a_tool_is_reminded(rules: Any) -> None:
+    turn = _turn("none of those three changes show up on the screen",
+                 "You're right, I described what the commits claim rather than what the screenshots show.")
+    verdict = _verdict(turn, rules)
+    assert verdict.remind and not verdict.block, verdict
+
+
 def test_a_note_written_early_does_not_veto_what_the_turn_settled_later(rules: Any) -> None:
     note = ("Write", {"file_path": "/repo/.claude/agents/reviewer.md", "content": "…"})
     offered = "Two ways: 1. one reviewer agent per stack, 2. one general reviewer. Which do you prefer?"

@@ -102,3 +102,13 @@ def test_a_note_written_early_does_not_veto_what_the_turn_settled_later(rules: A
     late.previous_reply = offered
     assert wrote_notes(late, rules)
     assert _verdict(late, rules).veto == "wrote_notes"
+
+
+def test_should_be_in_a_specification_is_no_correction(rules: Any) -> None:
+    spec = "Lay out the repo: the target structure should be docs/, src/ and tests/, each with its own README."
+    turn = _turn(spec, "Laid out docs/, src/ and tests/ with a README in each.", FIVE_EDITS)
+    assert "correction" not in turn_signals(turn, rules)
+    assert not _verdict(turn, rules).block
+    # the user telling the agent what to use instead is one
+    told = _turn("you should use the v2 endpoint, the v1 one is gone", "Switched the client to v2.", FIVE_EDITS)
+    assert turn_signals(told, rules).get("correction") == 1.0

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from gate.gates.writeback.evidence import find_evidence
-from gate.gates.writeback.signals import turn_signals, wrote_notes
+from gate.gates.writeback.evidence import find_evidence, find_store_decision
+from gate.gates.writeback.signals import asks_user, turn_signals, wrote_notes
 from gate.gates.writeback.verdict import decide
 from gate.rules import load_rules
 from gate.session.turn import ToolResult, ToolUse, Turn
@@ -112,3 +112,16 @@ def test_should_be_in_a_specification_is_no_correction(rules: Any) -> None:
     # the user telling the agent what to use instead is one
     told = _turn("you should use the v2 endpoint, the v1 one is gone", "Switched the client to v2.", FIVE_EDITS)
     assert turn_signals(told, rules).get("correction") == 1.0
+
+
+def test_asking_the_users_judgement_waits_on_the_user(rules: Any) -> None:
+    text = "問題找到了，間距改成 12px 後現在正常了。\n\n你覺得 12px 的間距夠嗎？如果需要更大的間距，我可以再調整。"
+    assert asks_user(text, rules)
+    verdict = _verdict(_turn("返回箭頭和標題太近了，幫我調整", text, [_edit("src/detail.vue")]), rules)
+    assert not verdict.block and verdict.veto == "asks_user", verdict
+
+
+def test_nothing_worth_recording_said_in_chinese_decides_about_memory(rules: Any) -> None:
+    turn = _turn("這種要建立 skill 嗎？", "不需要，這是一般的 lint 修正。這次沒有值得記錄的特殊模式。")
+    decision = find_store_decision(turn, rules)
+    assert decision is not None and decision.kind == "acknowledged"

@@ -1,6 +1,7 @@
 """The write-back errors issue 30 names, found again on the dev split and fixed by rule (synthetic text): the user's
 own words for a rule that no pattern knew, a rule or a conceded correction taken on without a tool, a go-on prompt
-whose edits alone reached the reminder, and a note written early in the turn vetoing what the turn settled later."""
+whose edits alone reached the reminder, "should be" in a specification read as a correction, a question hidden by
+the offer after it, and "nothing worth recording" in Chinese."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from gate.gates.writeback.evidence import find_evidence, find_store_decision
-from gate.gates.writeback.signals import asks_user, turn_signals, wrote_notes
+from gate.gates.writeback.signals import asks_user, turn_signals
 from gate.gates.writeback.verdict import decide
 from gate.rules import load_rules
 from gate.session.turn import ToolResult, ToolUse, Turn
@@ -85,23 +86,6 @@ def test_a_correction_conceded_without_a_tool_is_reminded(rules: Any) -> None:
                  "You're right, I described what the commits claim rather than what the screenshots show.")
     verdict = _verdict(turn, rules)
     assert verdict.remind and not verdict.block, verdict
-
-
-def test_a_note_written_early_does_not_veto_what_the_turn_settled_later(rules: Any) -> None:
-    note = ("Write", {"file_path": "/repo/.claude/agents/reviewer.md", "content": "…"})
-    offered = "Two ways: 1. one reviewer agent per stack, 2. one general reviewer. Which do you prefer?"
-    early = _turn("the second one, a general reviewer", "Set up the general reviewer and moved the stack prompts.",
-                  [note, _edit("docs/agents.md"), _edit("src/registry.py"), _edit("src/prompts.py")])
-    early.previous_reply = offered
-    assert not wrote_notes(early, rules)
-    verdict = _verdict(early, rules)
-    assert verdict.block and verdict.kinds == ["decision"], verdict
-    # the same note written last, after the work, is the turn writing its lesson down: no block
-    late = _turn(early.prompt, early.assistant_texts[0],
-                 [_edit("docs/agents.md"), _edit("src/registry.py"), _edit("src/prompts.py"), note])
-    late.previous_reply = offered
-    assert wrote_notes(late, rules)
-    assert _verdict(late, rules).veto == "wrote_notes"
 
 
 def test_should_be_in_a_specification_is_no_correction(rules: Any) -> None:

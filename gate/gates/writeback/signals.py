@@ -121,44 +121,22 @@ def _edited_paths(turn: Turn) -> list[str]:
     return out
 
 
-_EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
-
-
-def _edited_path(turn: Turn, use: Any) -> str:
-    """The file an edit tool changed ('' for another tool, or an edit that did not apply)."""
-    if use.name not in _EDIT_TOOLS:
-        return ""
-    result = turn.result_for(use.id)
-    if result is not None and result.is_error:
-        return ""
-    for key in ("file_path", "notebook_path", "path"):
-        value = use.input.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
-
-
 def wrote_notes(turn: Turn, rules: Rules) -> str:
-    """The notes place the turn wrote to ('' when none): a file, a memory tool, a shell redirect into one.
-    Only a note written after the turn's other edits: a note written early, with work on other files after it,
-    cannot hold what that work went on to settle (the turn's later lessons are not in it)."""
+    """The notes place the turn wrote to ('' when none): a file, a memory tool, a shell redirect into one."""
     paths = rule_patterns(rules, "signals", key="notes_paths")
+    for path in _edited_paths(turn):
+        if _any(paths, path):
+            return path
     tools = rule_patterns(rules, "signals", key="notes_tools")
-    note = ""
     for use in turn.tool_uses:
-        path = _edited_path(turn, use)
-        if path:
-            note = path if _any(paths, path) else ""  # an edit elsewhere after the note: the note is early
-            continue
         if _any(tools, use.name):
-            note = use.name
-            continue
+            return use.name
         command = use.input.get("command")
         if use.name == "Bash" and isinstance(command, str) and ">" in command:
             for target in re.findall(r">>?\s*(\S+)", command):
                 if _any(paths, target):
-                    note = target
-    return note
+                    return target
+    return ""
 
 
 def turn_signals(turn: Turn, rules: Rules, wanted: Collection[str] | None = None) -> dict[str, float]:

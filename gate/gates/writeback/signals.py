@@ -16,6 +16,7 @@ signals. Each is a number (mostly 0 or 1) named in rules/writeback.toml, where t
   agent_prompt: by another agent (a teammate's message): its reader carries the work on, not a person.
 - bare_choice: the pick is a bare option number or "continue": not by itself the user's decision.
 - acknowledges: the reply takes what the user said on board ("got it", "understood", "好的").
+- continues: the prompt only says go on ("continue", "繼續"): the turn's edits are the plan's work, not a lesson.
 
 The phrases are data (regexes in several languages); what they are worth is the score's business.
 """
@@ -166,6 +167,8 @@ def turn_signals(turn: Turn, rules: Rules, wanted: Collection[str] | None = None
             # "1", "b", "continue": a pick, but not by itself the user's decision (it may be routine work)
             bare = _any(rule_patterns(rules, "signals", key="bare_choice"), prompt.strip())
             out["bare_choice" if bare else "choice"] = 1.0
+    if want("continues") and short and _any(rule_patterns(rules, "signals", key="continues"), prompt.strip()):
+        out["continues"] = 1.0  # only "go on": the edits are the plan's work
     if want("correction") and prompt and _any(rule_patterns(rules, "signals", key="correction"), prompt[:600]):
         out["correction"] = 1.0
     if want("concedes") and turn.text and _any(rule_patterns(rules, "signals", key="concedes"), turn.text[:400]):

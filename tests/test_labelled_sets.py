@@ -41,8 +41,11 @@ FLOORS = {
     # prompt. The blocks' recall fell from 0.35 to 0.23 when a fix nothing confirmed became a reminder instead of
     # a block (a deliberate trade, measured: false blocks 4.2 % -> 2.3 % of ordinary turns, caught in all 0.35 ->
     # 0.52). With two channels the knowledge a session keeps is what is blocked or reminded; the blocks' floor
-    # is now what they reach, so that they cannot fall further unseen.
-    "writeback": {"precision": 0.30, "recall": 0.22, "recall_blocked_or_reminded": 0.50},
+    # is now what they reach, so that they cannot fall further unseen. Issue 30's round (rules chosen on the dev
+    # split, where blocks went 0.65 / 0.33 -> 0.77 / 0.38 and false blocks 1.4 % -> 0.9 %) moved them on test to
+    # 0.33 / 0.19 and 0.52 -> 0.48, one turn labelled to block fewer (a bare "should be" no longer reads as a
+    # correction): a fall reported with its cause, not reverted because the test split showed it.
+    "writeback": {"precision": 0.30, "recall": 0.19, "recall_blocked_or_reminded": 0.48},
     "recall_shift": {"precision": 0.60, "recall": 0.45},
 }
 # Delivery on the frozen test split (issue 21, measured with the rules chosen on the dev split): expected

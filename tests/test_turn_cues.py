@@ -194,3 +194,18 @@ def test_rules_can_turn_it_off(gate, project: Path, agent: Path) -> None:
     code, out, err = gate("remember", TITLE)
     assert code == 0 and "cues added" not in err, err
     assert "derived_cues" not in _stored(project, out.strip())
+
+
+@pytest.mark.parametrize(
+    ("unspaced", "expected"),
+    [
+        ("none", ["vue3", "template", "ref"]),  # the default: the run's everyday words fired on other prompts
+        ("pairs", ["模板", "vue3", "template", "ref", "語法", "法糖"]),
+        ("run", ["模板", "vue3", "template", "ref", "的新語法糖"]),
+    ],
+)
+def test_a_run_of_chinese_is_left_out_cut_into_pairs_or_kept_whole(unspaced: str, expected: list[str]) -> None:
+    rules = {**load_rules("remember")["turn_cues"], "unspaced": unspaced}
+    common = {"的新", "新語"}.__contains__  # pieces most of the project's prompts use
+    words = prompt_words("模板 vue3 template ref 的新語法糖", rules, common, load_rules("text"))
+    assert words == expected

@@ -60,6 +60,26 @@ def _is_unspaced(word: str) -> bool:
     return not word.isascii() and re.search(UNSPACED, word) is not None
 
 
+def _pieces(tokens: list[str], unspaced: str) -> list[str]:
+    """The tokens as words: a run of an unspaced script (Chinese, Japanese) kept whole ("run"), cut into the
+    two-character pieces the index searches ("pairs"), or left out ("none"); other tokens as they are."""
+    from gate.textproc import UNSPACED
+
+    if unspaced == "run" or all(token.isascii() for token in tokens):
+        return tokens
+    pattern = re.compile(UNSPACED)
+    out: list[str] = []
+    for token in tokens:
+        for part in re.split(f"({UNSPACED})", token) if not token.isascii() else [token]:
+            if not part:
+                continue
+            if not pattern.fullmatch(part):
+                out.append(part)
+            elif unspaced == "pairs":
+                out += [part[i : i + 2] for i in range(max(1, len(part) - 1))]
+    return out
+
+
 def _mostly_digits(word: str) -> bool:
     """A number, a version, a hash: no word anyone asks with."""
     digits = sum(char.isdigit() for char in word)
@@ -80,10 +100,11 @@ def prompt_words(
     from gate.textproc import stopwords, terms
 
     least, longest = int(_number(rules, "min_word_chars", 3)), int(_number(rules, "max_word_chars", 30))
+    unspaced = str(rules.get("unspaced", "none"))
     counts: dict[tuple[str, ...], int] = {}
     first: dict[tuple[str, ...], str] = {}
     words = stopwords()
-    for raw in _TOKEN.findall(searchable(prompt, text_rules)):  # a pasted log: its error lines, not every token
+    for raw in _pieces(_TOKEN.findall(searchable(prompt, text_rules)), unspaced):  # a pasted log: its error lines
         word = raw.lower()
         if len(word) > longest or word in words or _mostly_digits(word):
             continue

@@ -209,3 +209,14 @@ def test_a_run_of_chinese_is_left_out_cut_into_pairs_or_kept_whole(unspaced: str
     common = {"的新", "新語"}.__contains__  # pieces most of the project's prompts use
     words = prompt_words("模板 vue3 template ref 的新語法糖", rules, common, load_rules("text"))
     assert words == expected
+
+
+def test_a_background_tasks_notification_is_not_the_users_words(tmp_path: Path) -> None:
+    t = Transcript()
+    t.prompt("<task-notification><task-id>b7</task-id><status>completed</status><summary>Background command "
+             '"nightly export" completed (exit code 1)</summary></task-notification>')
+    t.tool("Bash", {"command": "cat export.log"}, "error: exporter lost its database lease", is_error=True)
+    path = tmp_path / "s.jsonl"
+    path.write_text(t.text(), encoding="utf-8")
+    cues = derive(read_turn(str(path)), load_rules("remember")["turn_cues"], lambda term: False, load_rules("text"))
+    assert (cues.words, cues.errors) == ([], ["error: exporter lost its database lease"])

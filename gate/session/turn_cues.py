@@ -166,8 +166,9 @@ def derive(
     """The cues one turn gives a memory written in it (rules: rules/remember.toml [turn_cues])."""
     from gate.memory.secrets import find_secret, find_secrets
 
-    # A background subagent's report is not the user's words; a compaction summary left no prompt at all.
-    prompt = "" if turn.report else turn.prompt
+    # A background task's notification (a subagent's report, a command's end) is not the user's words; a
+    # compaction summary left no prompt at all.
+    prompt = "" if turn.report or turn.prompt.lstrip().startswith("<task-notification>") else turn.prompt
     # A word is checked as written, and so is the prompt: no piece of a secret the prompt holds is kept.
     pieces = find_secrets(prompt, project_root) if prompt else []
 

@@ -61,3 +61,19 @@ def searchable(prompt: str, rules: Mapping[str, Any]) -> str:
         elif not is_log:
             own.append(line)
     return "\n".join(own + errors)
+
+
+def error_lines(text: str, rules: Mapping[str, Any], most: int) -> list[str]:
+    """The first `most` distinct lines of a tool's output that say what went wrong (rules/text.toml [pasted_log]
+    error_lines), stack frames left out: what a failed command or a traceback adds to a memory's cues."""
+    conf = rules.get("pasted_log", {})
+    _, error, frame = _patterns(tuple(conf.get("log_lines", [])), tuple(conf.get("error_lines", [])),
+                                tuple(conf.get("frame_lines", [])))
+    found: list[str] = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line and error.search(line) and not frame.search(line) and line not in found:
+            found.append(line)
+            if len(found) >= most:
+                break
+    return found

@@ -34,7 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("memory_id", metavar="ID")
     cues = parser.add_mutually_exclusive_group()
     cues.add_argument("--cues", metavar="TEXT", default=None,
-                      help="replace its cue words (how someone would ask about it), without an editor")
+                      help="replace its cue words (how someone would ask about it), without an editor; the cues "
+                      "gate added from the turn it was written in go too")
     cues.add_argument("--add-cues", metavar="TEXT", default=None, help="add cue words to the ones it has")
     add_project_option(parser)
     parser.set_defaults(func=run)
@@ -128,15 +129,19 @@ def _keep(draft: Path | str, memory_id: str = "") -> str:
 
 
 def _set_cues(store: Store, memory: Memory, replace: str | None, add: str | None) -> int:
+    # Replacing says what the cues are now: gate's cues from the turn go with the old ones. Adding keeps both.
+    derived = memory.derived_cues if replace is None else ""
     if replace is not None:
         cues = " ".join(replace.split())
     else:
         added = " ".join((add or "").split())
         cues = f"{memory.cues}; {added}" if memory.cues and added else memory.cues or added
-    if cues == memory.cues:
+    if cues == memory.cues and derived == memory.derived_cues:
         print("no change")
         return 0
-    memory.cues = cues
+    memory.cues, memory.derived_cues = cues, derived
     store.update(memory, action="cues")
     print(f"updated {memory.id}: cues = {cues!r}" if cues else f"updated {memory.id}: no cues")
+    if derived:
+        print(f"cues from the turn (added by gate), kept: {derived!r}")
     return 0

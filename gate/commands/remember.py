@@ -13,6 +13,10 @@ from gate.memory.model import KINDS, LINK_TYPES, SCOPES, Link, Memory
 from gate.memory.staleness import anchor_hashes
 from gate.memory.triggers import normalize as normalize_trigger
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gate.paths import ProjectPaths
+
 DEFAULT_KIND = "finding"
 DEFAULT_SCOPE = "private"
 # A fact names something and says something of it: one word (or one character) is a note to oneself, not a memory
@@ -217,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
         title=args.title.strip(),
         body=body.strip(),
         cues=" ".join(args.cues.split()),
+        derived_cues=_turn_cues(args, store.paths),
         tags=args.tags,
         scope=args.scope,
         paths=paths,
@@ -237,11 +242,35 @@ def run(args: argparse.Namespace) -> int:
         print_json({"refused": "near_duplicate", "error": str(error), "matches": error.matches})
         return error.exit_code
     if args.json:
-        print_json({"id": memory.id})
+        print_json({"id": memory.id, **({"derived_cues": memory.derived_cues} if memory.derived_cues else {})})
     else:
         print(memory.id)
+        if memory.derived_cues:  # on stderr, as the notes below: a script reads the id alone from stdout
+            print(f"cues added from the turn: {memory.derived_cues}", file=sys.stderr)
     _note_unmatched_paths(memory, store.paths.root)
     return 0
+
+
+def _turn_cues(args: argparse.Namespace, paths: ProjectPaths) -> str:
+    """Cue words from the turn the agent writes this memory in, when it wrote none (gate/session/turn_cues.py);
+    "" outside an agent's session, without a transcript, or when reading it fails: the memory is stored anyway."""
+    import os
+
+    from gate.session.agent_search import agent_session
+
+    session = agent_session()
+    if args.cues.strip() or session is None or (args.session and args.session != session):
+        return ""
+    try:
+        from gate.session.turn_cues import for_session
+
+        try:
+            cwd: str | None = os.getcwd()
+        except OSError:  # the cwd was deleted
+            cwd = None
+        return for_session(session, paths, cwd).text
+    except Exception:  # cues are a help: no reading of a transcript may cost the agent its memory
+        return ""
 
 
 def _note_unmatched_paths(memory: Memory, root: str) -> None:

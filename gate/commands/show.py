@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     details = []
     if memory.cues:
         details.append(f"cues: {memory.cues}")
+    if memory.derived_cues:
+        details.append(f"cues from the turn (added by gate): {memory.derived_cues}")
     if memory.tags:
         details.append(f"tags: {', '.join(memory.tags)}")
     if memory.paths:

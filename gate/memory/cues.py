@@ -172,6 +172,9 @@ def named_terms(data: dict[str, Any]) -> list[str]:
 
     cues = data.get("cues") or ""
     cues = " ".join(str(c) for c in cues) if isinstance(cues, list) else str(cues)
+    derived = data.get("derived_cues")
+    if derived and isinstance(derived, str):  # gate's cues from the turn, after the writer's (named_terms is capped)
+        cues = f"{cues} {derived}"
     tags = data.get("tags") if isinstance(data.get("tags"), list) else []
     found = terms(f"{data.get('title', '')} {' '.join(str(t) for t in tags)} {cues}")
     return list(dict.fromkeys(found))[:NAMED_TERMS]

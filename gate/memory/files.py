@@ -62,6 +62,8 @@ def to_toml(memory: Memory) -> str:
                                    "created", "updated", "session", "tags", "paths", "triggers")}
     if data["cues"]:
         ordered["cues"] = data["cues"]
+    if data.get("derived_cues"):
+        ordered["derived_cues"] = data["derived_cues"]
     ordered["body"] = data["body"]
     if data["anchors"]:
         ordered["anchors"] = data["anchors"]

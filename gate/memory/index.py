@@ -149,7 +149,8 @@ def _document(record: dict[str, Any], signature: list[int] | str) -> tantivy.Doc
         id=record["id"],
         title=prepare(record["title"]),
         body=prepare(record["body"]),
-        cues=prepare(record.get("cues", "")),
+        # the writer's cues and gate's from the turn (Memory.all_cues), one field
+        cues=prepare(f"{record.get('cues', '')} {record.get('derived_cues', '')}".strip()),
         tags=prepare(" ".join(record["tags"])),
         kind=record["kind"],
         status=record["status"],

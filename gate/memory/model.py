@@ -51,6 +51,9 @@ class Memory:
     title: str
     body: str = ""
     cues: str = ""  # how someone would ask about it; indexed in a field of its own (rules/search.toml boosts it)
+    # Cue words gate added, not the writer: the user's words and the errors of the turn the memory was written in
+    # (gate/session/turn_cues.py), kept apart so an edit or `gate show` tells them from the writer's; searched as cues.
+    derived_cues: str = ""
     tags: list[str] = field(default_factory=list)
     scope: str = "private"
     project: str = ""
@@ -105,8 +108,8 @@ class Memory:
 
     # --- rules ------------------------------------------------------------------------------------------------
     def validate(self) -> None:
-        for name in ("id", "kind", "title", "body", "cues", "scope", "project", "source", "status", "created",
-                     "updated", "session"):
+        for name in ("id", "kind", "title", "body", "cues", "derived_cues", "scope", "project", "source", "status",
+                     "created", "updated", "session"):
             if not isinstance(getattr(self, name), str):
                 raise ValidationError(f"{name} must be text")
         if not ID_PATTERN.match(self.id):
@@ -130,9 +133,9 @@ class Memory:
                 f"body is {len(self.body)} characters; at most {BODY_MAX}",
                 hint="a memory is one fact: keep what matters and point to the file or document for the rest",
             )
-        if len(self.cues) > CUES_MAX:
+        if len(self.cues) + len(self.derived_cues) > CUES_MAX:
             raise ValidationError(
-                f"cues are {len(self.cues)} characters; at most {CUES_MAX}",
+                f"cues are {len(self.cues) + len(self.derived_cues)} characters; at most {CUES_MAX}",
                 hint="cues are the few words someone would ask with: symptoms, error text, other names",
             )
         if self.scope not in SCOPES:
@@ -169,5 +172,14 @@ class Memory:
         return [link.target for link in self.links if link.type == link_type]
 
     def searchable_text(self) -> str:
-        return " ".join([self.title, self.body, self.cues, " ".join(self.tags)])
+        return " ".join([self.title, self.body, self.all_cues, " ".join(self.tags)])
+
+    @property
+    def all_cues(self) -> str:
+        """The writer's cues and gate's, as the index searches them."""
+        return joined_cues(self.cues, self.derived_cues)
+
+
+def joined_cues(cues: str, derived: str) -> str:
+    return f"{cues}; {derived}" if cues and derived else cues or derived
 

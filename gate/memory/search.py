@@ -312,7 +312,8 @@ def search(
                                     z=hit.z if mean_std is not None else None))
     for hit in hits:  # the admitted few only: analysing every candidate's body cost a hook milliseconds
         record = hit.record
-        text = f"{record['title']} {record['body']} {record.get('cues', '')} {' '.join(record['tags'])}"
+        cues = f"{record.get('cues', '')} {record.get('derived_cues', '')}"
+        text = f"{record['title']} {record['body']} {cues} {' '.join(record['tags'])}"
         present = set(text_terms(text))
         hit.matched = [t for t in terms if t in present]
     appendix = related_appendix(index, hits, rules, exclude) if related and hits else []

@@ -96,7 +96,7 @@ def redact_secrets(text: str, replacement: str = "[redacted]", project_root: str
     return text
 
 
-_PLURAL_FIELDS = frozenset({"cues", "tags", "paths", "triggers", "links"})
+_PLURAL_FIELDS = frozenset({"cues", "derived_cues", "tags", "paths", "triggers", "links"})
 
 
 def refuse_secrets(fields: dict[str, str], project_root: str | None = None) -> None:

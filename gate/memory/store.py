@@ -55,6 +55,7 @@ def text_fields(memory: Memory) -> dict[str, str]:
         "title": memory.title,
         "body": memory.body,
         "cues": memory.cues,
+        "derived_cues": memory.derived_cues,
         "tags": " ".join(memory.tags),
         "paths": " ".join(memory.paths),
         "triggers": " ".join(memory.triggers),

@@ -134,7 +134,6 @@ def compile_cached(source: Any, flags: int = 0) -> re.Pattern[Any]:
     """re.compile(source, flags) for a str or bytes pattern, from the program an earlier process compiled when
     there is one."""
     import _sre
-    from array import array
 
     flags = int(flags)  # a RegexFlag would not marshal
     programs = _known_programs()
@@ -142,10 +141,13 @@ def compile_cached(source: Any, flags: int = 0) -> re.Pattern[Any]:
     if entry is not None:
         try:
             out_flags, code, groups, groupindex, indexgroup = entry
-            return _sre.compile(source, out_flags, array("I", code).tolist(), groups, groupindex, indexgroup)
+            # the program's words as array("I") wrote them; memoryview reads them without importing array
+            words = memoryview(code).cast("I").tolist()
+            return _sre.compile(source, out_flags, words, groups, groupindex, indexgroup)
         except Exception:  # refused by the engine, or not the shape written below: compile it afresh
             pass
     try:
+        from array import array
         from re import _compiler, _parser
 
         parsed = _parser.parse(source, flags)

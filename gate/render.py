@@ -9,11 +9,10 @@ always below Claude Code's 10,000-character limit (beyond which context is moved
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable
 
-from gate.literals import IGNORECASE_FOLD
+from gate.literals import IGNORECASE_FOLD, CompiledOnUse
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -31,8 +30,9 @@ _CONTROL = dict.fromkeys(
      *range(0x2066, 0x206A)],
     " ",
 )
-# Compiled on first use (re's own cache), and only for text that could hold it.
+# Compiled on first use (from a kept program), and only for text that could hold it.
 _FRAMING = r"(?i)(memory\s*(check|search\s*required)|system[-_ ]?reminder|</?\s*(system|memories?)\b)"
+_FRAMING_RE = CompiledOnUse(_FRAMING)
 _SHELL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
 
 
@@ -51,7 +51,7 @@ def clean(text: str, limit: int) -> str:
     # Every alternative of _FRAMING holds "memor" or "system" (case-insensitively: "ſyſtem" counts too).
     lowered = flat.lower() if flat.isascii() else flat.translate(IGNORECASE_FOLD).lower()
     if "memor" in lowered or "system" in lowered:
-        flat = re.sub(_FRAMING, lambda m: "«" + m.group(0).replace("<", "").replace(">", "") + "»", flat)
+        flat = _FRAMING_RE.sub(lambda m: "«" + m.group(0).replace("<", "").replace(">", "") + "»", flat)
     flat = flat.replace("<", "‹").replace(">", "›")
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
@@ -85,6 +85,30 @@ def index_line(record: dict[str, Any], *, with_body: bool = False, extra: str = 
     if with_body and body:
         line += f"\n  {clean(body, BODY_CHARS)}"
     return line
+
+
+class BudgetedItems:
+    """The (id, text) items for fit(), each rendered only while the budget can still hold it: past the budget
+    fit() drops an item and every one after it, so those are passed on unrendered, too long to fit (at 100,000
+    memories the standing lists hold a hundred records; rendering each costs the hook ~50 µs). `text` is a line
+    or a function that renders it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self.items: list[tuple[str, str]] = []
+
+    def add(self, memory_id: str, text: Any) -> None:
+        if self.used > self.limit:
+            self.items.append((memory_id, " " * (self.limit + 1)))  # dropped by fit(), as it would be anyway
+            return
+        line = text() if callable(text) else text
+        self.used += len(line) + 1
+        self.items.append((memory_id, line))
+
+    def extend(self, items: list[tuple[str, str]]) -> None:
+        for memory_id, line in items:
+            self.add(memory_id, line)
 
 
 def fit(

@@ -183,3 +183,32 @@ def test_trivial_checks_agree_with_their_regexes() -> None:
         assert prompt._only_numbers(text) == (re.match(prompt._NUMBERS, text) is not None), repr(text)
         expected = re.sub(r"\s+", " ", re.sub(prompt._NOT_WORD, " ", text.lower())).strip()
         assert prompt._normalise(text) == expected, repr(text)
+
+
+# The record is cut at max_terms among equal weights: which terms stay must not depend on the hash seed.
+_SEEDED_UPDATE = """
+import json
+from gate.gates.recall.topic import update
+from gate.rules import load_rules
+rules = load_rules("topic_shift")
+rules["record"] = {**rules.get("record", {}), "max_terms": 5}
+prompt = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar"
+record = update(None, prompt, rules, ["src/papa/quebec.py", "lib/romeo/sierra.py"])
+print(json.dumps(record.weights))
+"""
+
+
+def test_the_topic_record_is_the_same_under_any_hash_seed(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    outputs = set()
+    for seed in ("1", "2", "3", "4", "5", "6"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "GATE_HOME": str(tmp_path / "home")}
+        done = subprocess.run([sys.executable, "-c", _SEEDED_UPDATE], capture_output=True, text=True, env=env,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        outputs.add(done.stdout.strip())
+    assert len(outputs) == 1, outputs
+    assert list(json.loads(outputs.pop())) == ["alpha", "bravo", "charli", "delta", "echo"]

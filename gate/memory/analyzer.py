@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from functools import cache
 
-import tantivy
-
+from gate.memory.engine import tantivy
 from gate.textproc import text_rules
 
 ANALYZER_NAME = "gate_en"

@@ -22,9 +22,8 @@ import os
 import time
 from collections.abc import Iterable
 
-import tantivy
-
 from gate.memory.analyzer import ANALYZER_NAME, analyzer
+from gate.memory.engine import tantivy
 from gate.memory.scan import SUFFIX, settled
 from gate.paths import ProjectPaths, background_python, ensure_private_dir, replace_file
 from gate.textproc import prepare

@@ -28,7 +28,7 @@ REDACTED = "[redacted]"
 # Compiled on first use (re's cache), and only for text with a 16+ character word: most records have none.
 _KEYLIKE = r"[A-Za-z0-9_+/=.\-]{16,}"
 _LETTERS = r"[A-Za-z]{28,}"
-_RUN = r"[A-Za-z0-9]{16,}"  # these two compile only when a text was hinted (re caches them after that)
+_RUN = CompiledOnUse(r"[A-Za-z0-9]{16,}")  # compiled only when a text was hinted
 _PIECE = r"[A-Za-z0-9]{4,}"
 _KEYLIKE_RE, _LETTERS_RE, _PIECE_RE = (CompiledOnUse(p) for p in (_KEYLIKE, _LETTERS, _PIECE))  # kept programs
 # Fields gate itself fills (ids, codes, paths, times): never free text, left as they are.
@@ -66,7 +66,7 @@ def _redact_text(text: str, pieces: frozenset[str]) -> str:
         from gate.memory.secrets import redact_secrets  # only for text that could hold a secret
 
         text = redact_secrets(text, REDACTED)
-        text = re.sub(_RUN, lambda m: REDACTED if _looks_random(m.group(0)) else m.group(0), text)
+        text = _RUN.sub(lambda m: REDACTED if _looks_random(m.group(0)) else m.group(0), text)
     if pieces:
         lowered = text.lower()
         if len(lowered) >= 4 and any(lowered in piece for piece in pieces):

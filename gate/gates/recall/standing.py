@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.gates.delivery.anchors import at_session_start, cue_items, provenance_note
-from gate.render import HARD_LIMIT_CHARS, budget_chars, fit, gate_command, index_line
+from gate.render import HARD_LIMIT_CHARS, BudgetedItems, budget_chars, fit, gate_command, index_line
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
 
@@ -35,16 +35,17 @@ def _of_kind(ctx: HookContext, kind: str, limit: int = STANDING_LIMIT) -> list[d
     return sorted(found, key=lambda r: r.get("created", ""), reverse=True)
 
 
-def standing_memories(ctx: HookContext) -> tuple[list[dict], list[dict]]:
+def standing_memories(ctx: HookContext, tasks: bool = True) -> tuple[list[dict], list[dict]]:
     """Active directives and the user's preferences (standing alike: they hold whatever a prompt names), and
-    open tasks, of this project and the user scope, newest first."""
+    open tasks (unless `tasks` is False: a spawn's task has no use for them), of this project and the user
+    scope, newest first."""
     index = ctx.index
     index.catch_up_for_hook()
     if not index.exists():
         return [], []
     kinds = ctx.rules("recall").get("index", {}).get("standing", list(STANDING_KINDS))
     standing = [r for kind in kinds if kind in STANDING_KINDS for r in _of_kind(ctx, kind)]
-    return standing, _of_kind(ctx, "task")
+    return standing, _of_kind(ctx, "task") if tasks else []
 
 
 def index_tier(ctx: HookContext, shown: set[str]) -> tuple[list[dict], int]:
@@ -96,7 +97,7 @@ def at_start(ctx: HookContext, ledger: Ledger, source: Any) -> Outcome:
     messages = ctx.rules("messages")["session_start"]
     header = [messages["reason_compact"] if source == "compact" else messages["header"]]
     limit = budget_chars(int(ctx.settings.get("session_start_budget_tokens", 1000)))
-    items = _Items(limit)
+    items = BudgetedItems(limit)
     rules_first = [r for r in directives if r["kind"] != "preference"]
     preferences = [r for r in directives if r["kind"] == "preference"]
     if rules_first:
@@ -116,7 +117,7 @@ def at_start(ctx: HookContext, ledger: Ledger, source: Any) -> Outcome:
     footer = [provenance_note(ctx, full + listed), messages["footer"].format(gate=gate_command())]
     # The index comes last, with a budget of its own sized to the lines it has (at most max_lines of at most
     # title_chars): standing memories that fill theirs never leave it empty. Both within what the CLI takes.
-    index_items = _Items(HARD_LIMIT_CHARS)
+    index_items = BudgetedItems(HARD_LIMIT_CHARS)
     if listed:
         index_items.add("", messages["index"].format(gate=gate_command()))
         width = int(ctx.rules("recall").get("index", {}).get("title_chars", 120))
@@ -161,29 +162,6 @@ def _left_out(dropped: list[str], beyond: int) -> dict[str, Any]:
     if beyond:
         out["index_beyond_max_lines"] = beyond
     return out
-
-
-class _Items:
-    """The (id, text) items for fit(), each rendered only while the budget can still hold it: past the budget
-    fit() drops an item and every one after it, so those are passed on unrendered, too long to fit (at 100,000
-    memories the standing lists hold a hundred records; rendering each costs the hook ~50 µs)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.used = 0
-        self.items: list[tuple[str, str]] = []
-
-    def add(self, memory_id: str, text: Any) -> None:
-        if self.used > self.limit:
-            self.items.append((memory_id, " " * (self.limit + 1)))  # dropped by fit(), as it would be anyway
-            return
-        line = text() if callable(text) else text
-        self.used += len(line) + 1
-        self.items.append((memory_id, line))
-
-    def extend(self, items: list[tuple[str, str]]) -> None:
-        for memory_id, line in items:
-            self.add(memory_id, line)
 
 
 def _short(title: str, width: int) -> str:

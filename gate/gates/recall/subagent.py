@@ -143,7 +143,7 @@ def _directives(ctx: HookContext, shown: set[str]) -> list[dict[str, Any]]:
     from gate.gates.delivery.anchors import at_session_start
     from gate.gates.recall.standing import standing_memories
 
-    directives, _ = standing_memories(ctx)
+    directives, _ = standing_memories(ctx, tasks=False)
     if not directives:
         return []
     # The common case costs no trigger parsing: a directive without cues of its own comes by its kind's default.
@@ -165,7 +165,7 @@ def _render(
     """The recall block (recall.render, within the recall budget), then the directives (within the session-start
     budget), under one line saying where they come from."""
     from gate.gates.recall.fire import render
-    from gate.render import budget_chars, fit, index_line
+    from gate.render import BudgetedItems, budget_chars, fit, index_line
 
     messages = ctx.rules("messages")
     mine = messages.get("subagent", {})
@@ -179,8 +179,10 @@ def _render(
         parts.append(text)
     if directives:
         limit = budget_chars(int(ctx.settings.get("session_start_budget_tokens", 1000)))
-        items = [(r["id"], index_line(r, with_body=True, root=ctx.paths.root)) for r in directives]
-        text, shown, over = fit([messages["session_start"]["directives"]], items, [], limit)
+        items = BudgetedItems(limit)  # rendered while the budget can hold them
+        for r in directives:
+            items.add(r["id"], lambda r=r: index_line(r, with_body=True, root=ctx.paths.root))
+        text, shown, over = fit([messages["session_start"]["directives"]], items.items, [], limit)
         shown = [i for i in shown if i]
         if shown:
             parts.append(text)

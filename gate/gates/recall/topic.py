@@ -166,7 +166,7 @@ def assess(
     context: dict[str, float] = {}
     if record:
         context.update({t: w for t, w in record.weights.items() if w >= min_weight})
-    for term in path_terms(touched_files, rules):
+    for term in sorted(path_terms(touched_files, rules)):
         context.setdefault(term, 1.0)
     reply_chars = int(rule_number(rules, "shift", "previous_text_chars", 4000))
     for term in terms(previous_text[-reply_chars:]) if previous_text else []:
@@ -249,10 +249,12 @@ def update(
     weak = weak_terms(rules)
 
     weights = {t: w * decay for t, w in (record.weights if record else {}).items()}
-    for term in set(content_terms(prompt, rules, noise)):
+    # In the prompt's order, the paths' sorted: the record is cut at max_terms among equal weights, and a set's
+    # order changes with the process's hash seed (the same session replayed gave another verdict).
+    for term in dict.fromkeys(content_terms(prompt, rules, noise)):
         if term not in weak:
             weights[term] = min(ceiling, weights.get(term, 0.0) + per_prompt)
-    for term in path_terms(touched_files, rules):
+    for term in sorted(path_terms(touched_files, rules)):
         if term not in weak:
             weights[term] = min(ceiling, max(weights.get(term, 0.0), file_weight))
     kept = sorted(((t, w) for t, w in weights.items() if w >= min_weight), key=lambda tw: -tw[1])[:max_terms]

@@ -238,12 +238,6 @@ class PromptText:
         prompt within the length limit and with no long path to cut short: most of them)."""
         return list(self._terms) if text == self._cut else terms(text)
 
-    def surface(self, rules: Rules) -> tuple[dict[str, str], list[str | None]]:
-        """surface_map() of the prompt: the readable words behind the stems the verdict names."""
-        if self.surface_words is None:
-            self.surface_words = surface_map(self.text, rules)
-        return self.surface_words
-
 
 def content_terms(prompt: str | PromptText, rules: Rules, noise: frozenset[str]) -> list[str]:
     """The prompt's content terms with repeats (PromptText.content, or computed for a plain string)."""

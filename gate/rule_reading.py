@@ -46,6 +46,12 @@ def rule_patterns(rules: Rules, *path: str, key: str = "patterns", text: bool = 
     return found
 
 
+def rule_number(rules: Rules, section: str, key: str, default: float) -> float:
+    """A number of the table `section` of the rules, or its default when it is missing or no number."""
+    value = rule_section(rules, section).get(key, default)
+    return float(value) if isinstance(value, int | float) else default
+
+
 def number(section: Mapping[str, Any], key: str, default: float) -> float:
     """A numeric rule, or its default when the value is missing or not a number."""
     value = section.get(key, default)

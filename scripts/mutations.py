@@ -91,7 +91,7 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "T1", "the detached index build a hook starts builds nothing",
-        [("gate/memory/index.py", "        index.catch_up(wait_seconds=120.0)\n", "        pass\n")],
+        [("gate/memory/index_build.py", "        index.catch_up(wait_seconds=120.0)\n", "        pass\n")],
         ["tests/test_store.py::test_hook_leaves_a_large_missing_index_to_a_background_build"],
     ),
     (
@@ -149,7 +149,7 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "T4", "a catch-up no longer clears the files a writer killed mid-commit left behind",
-        [("gate/memory/index.py", "            writer.garbage_collect_files()\n", "")],
+        [("gate/memory/index_write.py", "        writer.garbage_collect_files()\n", "")],
         ["tests/test_hardening_crash.py::test_commit_after_a_writer_died_mid_commit"],
     ),
     (

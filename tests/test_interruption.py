@@ -18,7 +18,7 @@ import pytest
 from support import HANG_S
 
 import gate.memory.model as model
-import gate.memory.store as store_module
+import gate.memory.store_import as store_import
 from gate.memory.files import TEMP_PREFIX
 from gate.memory.store import Store
 from gate.paths import ProjectPaths
@@ -106,7 +106,7 @@ def test_ids_minted_for_an_import_never_collide(gate, project: Path, monkeypatch
     not contain). Here every draw repeats, and one is an id a later line gives."""
     draws = iter(["m-aaaaaa", "m-aaaaaa", "m-bbbbbb", "m-bbbbbb", "m-given", "m-cccccc", "m-dddddd", "m-eeeeee"])
     monkeypatch.setattr(model, "mint_id", lambda: next(draws))
-    monkeypatch.setattr(store_module, "mint_id", lambda: next(draws), raising=False)
+    monkeypatch.setattr(store_import, "mint_id", lambda: next(draws))  # where the import mints its ids
     lines = [*idless_lines(3).splitlines(), json.dumps({"id": "m-given", "kind": "finding", "title": "Given id"})]
     code, out, err = gate("import", "-", "--json", stdin="\n".join(lines))
     assert code == 0, err

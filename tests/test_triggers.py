@@ -16,7 +16,7 @@ from support import HANG_S, hang_guard
 
 from gate.errors import ValidationError
 from gate.gates.delivery import anchors
-from gate.memory import cue_table, cues
+from gate.memory import cue_table, cues, globs
 from gate.memory import triggers as trig
 from gate.memory.model import Memory
 from gate.paths import ProjectPaths, background_python
@@ -24,7 +24,7 @@ from gate.rules import load_rules
 
 
 def matches(glob: str, path: str) -> bool:
-    return bool(re.fullmatch(trig.glob_regex(trig.normalize_glob(glob)), path))
+    return bool(re.fullmatch(globs.glob_regex(globs.normalize_glob(glob)), path))
 
 
 @pytest.mark.parametrize(
@@ -69,7 +69,7 @@ def test_glob_semantics(glob: str, path: str, expected: bool) -> None:
     [("src/payments/**", "src/payments"), ("**/*.sql", ""), ("src/*/db.py", "src"), ("src/db.py", "src/db.py")],
 )
 def test_static_dir(glob: str, static: str) -> None:
-    assert trig.static_dir(glob) == static
+    assert globs.static_dir(glob) == static
 
 
 @pytest.mark.parametrize(
@@ -84,7 +84,7 @@ def test_static_dir(glob: str, static: str) -> None:
     ],
 )
 def test_could_contain(glob: str, directory: str, expected: bool) -> None:
-    assert trig.could_contain(glob, directory) is expected
+    assert globs.could_contain(glob, directory) is expected
 
 
 def test_parse_clauses_and_conjunction() -> None:

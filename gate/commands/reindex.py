@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def index_difference(store: Store) -> dict[str, list[str]]:
     """Ids in the files but not the index (or with other content), and ids only in the index."""
-    from gate.memory.index import record_of
+    from gate.memory.index_write import record_of
     from gate.memory.store import effective_statuses
 
     files = {m.id: m for m in store.all() if isinstance(m, Memory)}

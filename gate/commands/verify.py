@@ -15,7 +15,7 @@ from typing import Any
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import ValidationError
-from gate.memory import staleness
+from gate.memory import globs, staleness
 from gate.memory import triggers as trig
 from gate.memory.model import Memory
 
@@ -53,7 +53,7 @@ def _never_fire(memory: Memory) -> list[str]:
     found = []
     for glob in memory.paths:
         try:
-            trig.normalize_glob(glob)
+            globs.normalize_glob(glob)
         except ValueError as error:
             found.append(f"{glob} ({error})")
     return found
@@ -67,7 +67,7 @@ def _unrecorded(memory: Memory, root: Any) -> tuple[list[str], list[str]]:
     missing, appeared = [], []
     for glob in memory.paths:
         try:
-            pattern = re.compile(trig.glob_regex(trig.normalize_glob(glob)))
+            pattern = re.compile(globs.glob_regex(globs.normalize_glob(glob)))
         except ValueError:
             continue  # reported as never firing
         if any(pattern.fullmatch(path) for path in memory.anchors):

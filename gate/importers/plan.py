@@ -15,8 +15,9 @@ from typing import Any
 
 from gate.errors import GateError
 from gate.memory.model import TITLE_MAX, Memory
-from gate.memory.secrets import refuse_secrets
-from gate.memory.store import ImportInterrupted, Store, text_fields
+from gate.memory.secrets import refuse_secrets, text_fields
+from gate.memory.store import Store
+from gate.memory.store_import import ImportInterrupted
 
 
 @dataclass

@@ -9,12 +9,11 @@ from functools import cache
 from gate.memory.engine import tantivy
 from gate.textproc import text_rules
 
-ANALYZER_NAME = "gate_en"
-
 
 @cache
 def analyzer() -> tantivy.TextAnalyzer:
-    """Tokenize, lowercase, drop long tokens and stopwords, stem. Registered on the index under ANALYZER_NAME."""
+    """Tokenize, lowercase, drop long tokens and stopwords, stem (the writer registers it under the schema's
+    ANALYZER_NAME)."""
     max_len, _, words = text_rules()
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-from gate.memory import cues, scan
+from gate.memory import cues, globs, scan
 from gate.memory import triggers as trig
 from gate.memory.cues import (
     SCOPES,
@@ -226,7 +226,7 @@ def _shards(records: dict[str, dict[str, Any]], defaults: dict[str, list[str]]) 
             windows["windows"][memory_id] = explicit
         for trigger in trig.effective_triggers(record, defaults):
             if trigger.get("paths"):
-                add(shard_name(max((trig.static_dir(g) for g in trigger["paths"]), key=len)), memory_id, trigger,
+                add(shard_name(max((globs.static_dir(g) for g in trigger["paths"]), key=len)), memory_id, trigger,
                     record)
             elif record.get("kind") in STANDING_KINDS and trigger.get("default"):
                 continue  # delivered from the index's records by the session-start gate

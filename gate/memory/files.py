@@ -206,3 +206,21 @@ def iter_memories(store_dir: str | os.PathLike[str]) -> Iterator[Memory | Corrup
             yield error
         except OSError as error:
             yield CorruptMemoryFile(store_dir / entry.name, f"unreadable ({error.strerror})")
+
+
+def as_written(memory: Memory) -> Memory:
+    """The memory as its file records it: a `superseded` status (written by earlier versions, or read back from
+    a derived record) becomes active; the successor's link is what supersedes it. A team memory names no
+    project: its file is committed, and the author's checkout path (home directory, user name) must not go into
+    the repository; the team store lies in the project, so the file belongs to whichever checkout holds it (the
+    cross-project filters apply to private memories, whose store is outside the project)."""
+    changes: dict[str, str] = {}
+    if memory.status == "superseded":
+        changes["status"] = "active"
+    if memory.scope == "team" and memory.project:
+        changes["project"] = ""
+    if not changes:
+        return memory
+    from dataclasses import replace
+
+    return replace(memory, **changes)

@@ -14,6 +14,10 @@ from functools import cache
 from gate.errors import SecretError
 from gate.rules import load_rules
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gate.memory.model import Memory
+
 _URL_CREDENTIAL = re.compile(
     r"^[a-z][a-z0-9+.\-]*://(?P<user>[^\s/:@]*):(?P<password>[^\s/@]*)@(?P<host>\[[^\]\s]*\]|[^\s/:?#]*)",
     re.IGNORECASE,
@@ -109,3 +113,16 @@ def refuse_secrets(fields: dict[str, str], project_root: str | None = None) -> N
                 hint="store where the secret lives (e.g. 'the deploy key is in the vault under ci/deploy'), "
                 "never the secret itself",
             )
+
+
+def text_fields(memory: Memory) -> dict[str, str]:
+    """Every text of a memory that someone typed, where a pasted credential could hide: all are checked."""
+    return {
+        "title": memory.title,
+        "body": memory.body,
+        "cues": memory.cues,
+        "derived_cues": memory.derived_cues,
+        "tags": " ".join(memory.tags),
+        "paths": " ".join(memory.paths),
+        "triggers": " ".join(memory.triggers),
+    }

@@ -98,25 +98,25 @@ def anchor_hashes(
     root: str | os.PathLike[str], globs: list[str], max_files: int = 50, max_visits: int = 20_000
 ) -> dict[str, str]:
     """Content hash of each file the globs match now, with the same glob meaning as path triggers
-    (gate/memory/triggers.py: `src/db/**` and a plain `src/db` both mean every file beneath src/db).
+    (gate/memory/globs.py: `src/db/**` and a plain `src/db` both mean every file beneath src/db).
 
     Used at write time and by `gate verify --refresh`; bounded so a `**/*.py` over a huge tree stays quick."""
     import re
 
-    from gate.memory import triggers as trig
+    from gate.memory.globs import glob_regex, normalize_glob, static_dir  # (`globs` is the argument here)
 
     found: dict[str, str] = {}
     for raw in globs:
         try:
-            glob = trig.normalize_glob(raw)
+            glob = normalize_glob(raw)
         except ValueError:
             continue
-        pattern = re.compile(trig.glob_regex(glob))
-        start = os.path.join(root, trig.static_dir(glob)) if trig.static_dir(glob) else os.fspath(root)
+        pattern = re.compile(glob_regex(glob))
+        start = os.path.join(root, static_dir(glob)) if static_dir(glob) else os.fspath(root)
         candidates: list[str] = []
         try:  # a name too long for the file system (ENAMETOOLONG) or with a NUL byte names no file
             if os.path.isfile(start):
-                candidates = [trig.static_dir(glob)]
+                candidates = [static_dir(glob)]
             else:
                 visits = 0
                 for directory, subdirs, files in os.walk(start):

@@ -1,7 +1,7 @@
 """The one rule of supersession (hot path: no imports): a memory is superseded while a memory that is not
 forgotten links to it with `supersedes`.
 
-Nothing stores the result. The index derives it whenever it catches up with the files (gate/memory/index.py),
+Nothing stores the result. The index derives it whenever it catches up with the files (gate/memory/index_write.py),
 the cue table when it rebuilds (gate/memory/cue_build.py), and the commands that read files
 (gate.memory.store.effective_statuses) — all from these two functions. So a link written by `gate remember
 --supersedes`, an import, a `git pull` or a hand edit takes effect the same way, and forgetting the successor
@@ -73,3 +73,16 @@ def cycles(supersedes: dict[str, list[str]]) -> list[list[str]]:
         ring = ring[first:] + ring[:first]
         found.setdefault(tuple(ring), [*ring, ring[0]])
     return list(found.values())
+
+
+def cycle_refusal(chain: list[str]) -> tuple[str, str]:
+    """(message, hint) refusing a link that closes the supersession cycle `chain` (first id = last id)."""
+    source, target, last = chain[0], chain[1], chain[-2]
+    named = " supersedes ".join(chain)
+    return (
+        f"{source} supersedes {target} would close a supersession cycle ({named}): every memory in it would be "
+        "superseded, and none delivered or found; nothing was written",
+        f"if {source} replaces {target}, undo the link the other way first: `gate edit {last}` and delete its "
+        f"supersedes link to {source} (or `gate forget {last}`); `gate link {source} relates {target}` keeps "
+        "both, linked",
+    )

@@ -18,7 +18,7 @@ A comma starts a new clause only when a clause name and a colon follow it, so a 
 A spec without a cue clause (only modifiers, e.g. `expires:2027-01-01`) keeps the kind's default delivery,
 bounded by its modifiers. Globs are relative to the project root: `*` and `?` stay inside one path
 segment, `**` spans any number of segments (also none: `src/db/**` matches src/db itself), `[abc]` is a
-class, and a glob without wildcards names a file or a whole directory.
+class, and a glob without wildcards names a file or a whole directory (gate/memory/globs.py).
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "date": re.compile(
             r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?\s*(Z|[+-]\d{2}:?\d{2})?", re.IGNORECASE
         ),
-        "drive": re.compile(r"^[A-Za-z]:/"),
     }
 
 
@@ -226,126 +225,13 @@ def format_time(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-# --- globs --------------------------------------------------------------------------------------------------------
-def normalize_glob(glob: str) -> str:
-    """The canonical form of a path glob, or ValueError: relative, '/'-separated, no '.' or '..' segments."""
-    text = glob.strip().replace("\\", "/")
-    while text.startswith("./"):
-        text = text[2:]
-    if not text:
-        raise ValueError("empty")
-    if text.startswith("/") or _patterns()["drive"].match(text):
-        raise ValueError("absolute; write it relative to the project root")
-    if "{" in text or "}" in text:
-        raise ValueError("braces are not supported; write one --on per alternative")
-    directory = text.endswith("/")
-    segments = [s for s in text.split("/") if s and s != "."]
-    if any(s == ".." for s in segments):
-        raise ValueError("leaves the project ('..')")
-    collapsed: list[str] = []
-    for segment in segments:
-        if segment == "**" and collapsed and collapsed[-1] == "**":
-            continue
-        collapsed.append(segment)
-    if directory and collapsed[-1] != "**":
-        collapsed.append("**")
-    return "/".join(collapsed)
-
-
-def _has_magic(segment: str) -> bool:
-    return any(ch in segment for ch in "*?[")
-
-
-def _segment_regex(segment: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(segment):
-        ch = segment[i]
-        if ch == "*":
-            while i + 1 < len(segment) and segment[i + 1] == "*":
-                i += 1
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "^") else i + 1)
-            if end == -1:
-                out.append(re.escape(ch))
-            else:
-                body = segment[i + 1 : end]
-                negate = body[:1] in ("!", "^")
-                body = body[1:] if negate else body
-                body = body.replace("\\", "\\\\").replace("/", "")
-                out.append(("[^/" if negate else "[") + body + "]")
-                i = end
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    return "".join(out)
-
-
-def glob_regex(glob: str) -> str:
-    """A regex (for fullmatch) over '/'-separated relative paths, for a normalized glob.
-
-    A glob without wildcards matches that path and everything beneath it (a file, or a whole directory)."""
-    segments = glob.split("/")
-    if not any(_has_magic(s) for s in segments):
-        segments.append("**")
-    body = ""
-    last = len(segments) - 1
-    for i, segment in enumerate(segments):
-        if segment == "**":
-            if last == 0:
-                body = ".*"
-            elif i == 0:
-                body += "(?:[^/]+/)*"
-            elif i == last:
-                body += "(?:/[^/]+)*"
-            else:
-                body += "/(?:[^/]+/)*"
-            continue
-        if i > 0 and segments[i - 1] != "**":
-            body += "/"
-        body += _segment_regex(segment)
-    return body
-
-
-def static_dir(glob: str) -> str:
-    """The leading literal segments of a normalized glob ('' when it starts with a wildcard)."""
-    literal: list[str] = []
-    for segment in glob.split("/"):
-        if _has_magic(segment):
-            break
-        literal.append(segment)
-    return "/".join(literal)
-
-
-def could_contain(glob: str, directory: str) -> bool:
-    """Whether some path inside `directory` (or the directory itself) can match `glob`."""
-    gsegs = glob.split("/")
-    if not any(_has_magic(s) for s in gsegs):
-        gsegs.append("**")
-    dsegs = directory.split("/") if directory else []
-    compiled = [None if s == "**" else re.compile(_segment_regex(s)) for s in gsegs]
-
-    def walk(gi: int, di: int) -> bool:
-        if di == len(dsegs):
-            return True
-        if gi == len(compiled):
-            return False
-        pattern = compiled[gi]
-        if pattern is None:
-            return walk(gi + 1, di) or walk(gi, di + 1)
-        return bool(pattern.fullmatch(dsegs[di])) and walk(gi + 1, di + 1)
-
-    return walk(0, 0)
-
-
 # --- parsing --------------------------------------------------------------------------------------------------------
 def parse(spec: str, *, now: float | None = None) -> Trigger:
     """Parse and check one spec; ValidationError with a hint on anything wrong.
 
     Relative dates (`expires:+30d`) are accepted only when `now` is given (at write time, see normalize)."""
+    from gate.memory import globs  # loaded once a glob is to be read
+
     if not isinstance(spec, str) or not spec.strip():
         raise _fail(str(spec), "empty")
     if len(spec) > MAX_SPEC_CHARS:
@@ -362,7 +248,7 @@ def parse(spec: str, *, now: float | None = None) -> Trigger:
         seen.add(name)
         if name == "path":
             try:
-                trigger.paths.append(normalize_glob(value))
+                trigger.paths.append(globs.normalize_glob(value))
             except ValueError as error:
                 raise _fail(spec, f"path: {error}") from error
         elif name == "command":
@@ -432,6 +318,8 @@ def parse_all(specs: list[str]) -> list[Trigger]:
 
 def normalize(spec: str, now: float | None = None) -> str:
     """Write-time form of a spec: relative dates (+30d) become absolute, the rest is kept as written."""
+    from gate.memory import globs  # loaded once a glob is to be read
+
     moment = time.time() if now is None else now
     parse(spec, now=moment)  # validates, with the relative forms allowed
 
@@ -441,7 +329,7 @@ def normalize(spec: str, now: float | None = None) -> str:
         if relative:
             value = format_time(moment + parse_duration(relative.group(1)))
         elif name == "path":
-            value = normalize_glob(value)
+            value = globs.normalize_glob(value)
         parts.append(f"{name}:{value}")
     return ",".join(parts)
 
@@ -475,12 +363,14 @@ def effective_triggers(record: dict[str, Any], defaults: dict[str, list[str]]) -
 
 
 def _default_cues(record: dict[str, Any], defaults: dict[str, list[str]]) -> list[dict[str, Any]]:
+    from gate.memory import globs  # loaded once a glob is to be read
+
     cues: list[dict[str, Any]] = []
     for cue in defaults.get(record.get("kind", ""), []) or []:
         if cue == "paths":
             for glob in record.get("paths") or []:
                 try:
-                    normal = normalize_glob(glob)
+                    normal = globs.normalize_glob(glob)
                 except ValueError:
                     continue
                 cues.append({"spec": f"path:{normal}", "paths": [normal]})

@@ -167,19 +167,23 @@ def _regex(source: str) -> re.Pattern[str]:
 
 
 def glob_matches_file(glob: str, relative: str) -> bool:
-    static = trig.static_dir(glob)
+    from gate.memory import globs  # only for a path cue
+
+    static = globs.static_dir(glob)
     if glob == static or glob == static + "/**":  # the common case, a directory or a file: no regex to compile
         return relative == static or relative.startswith(static + "/")
-    return bool(_regex(trig.glob_regex(glob)).fullmatch(relative))
+    return bool(_regex(globs.glob_regex(glob)).fullmatch(relative))
 
 
 def glob_matches_dir(glob: str, relative: str) -> bool:
     """A search over a directory touches a glob's files when the directory lies at or below the glob's literal
     directory (a search of `src/` is no cue for `src/payments/**`; one of `src/payments/` is)."""
-    static = trig.static_dir(glob)
+    from gate.memory import globs  # only for a path cue
+
+    static = globs.static_dir(glob)
     if not static or relative.count("/") < static.count("/"):
         return False
-    return trig.could_contain(glob, relative)
+    return globs.could_contain(glob, relative)
 
 
 def _tool_match(trigger: dict[str, Any], touch: Touch, tools: dict[str, Any]) -> bool:

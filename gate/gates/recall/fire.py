@@ -181,19 +181,22 @@ def _recall(ctx: HookContext, ledger: Ledger, analysed_out: dict[str, analysis.P
     if kind == "command" or (kind == "answer" and not query_rules.get("answers", True)):
         return Outcome("skipped", "SKIP_TRIVIAL_PROMPT", gate="recall")
     pairs = _pair_filter(ctx)
-    analysed = analysed_out["prompt"] = analysis.PromptText(prompt, rules, _noise(ctx, pairs), trivial=kind)
     # The previous turn matters: a follow-up reuses the words of the answer it follows, "yes" means its subject.
+    # The prompt is analysed once, with the end of that reply and the files that turn touched: the verdict, the
+    # record and the query read the one analysis.
     previous = previous_turn(ctx.transcript_path, end=ctx.transcript_end)
-    touched = previous.touched_files()
+    reply = _last_reply(previous.assistant_texts, int(_num(query_rules, "reply_chars", 4000)))
+    analysed = analysed_out["prompt"] = analysis.PromptText(
+        prompt, rules, _noise(ctx, pairs), trivial=kind, reply=reply, touched=previous.touched_files()
+    )
     forced = ledger.force_shift
     record = topic.TopicRecord.from_dict(ledger.topic)
-    verdict = topic.assess(analysed, None if forced else record, touched, rules, previous.text, analysed.noise)
+    verdict = topic.assess(analysed, None if forced else record, (), rules)
     if kind is None:
         ledger.prompts += 1
-        ledger.topic = topic.update(record, analysed, rules, touched, analysed.noise).to_dict()
+        ledger.topic = topic.update(record, analysed, rules).to_dict()
     extra: dict[str, Any] = {"novelty": verdict.novelty, "terms": verdict.terms, "shift": verdict.shift}
-    reply = _last_reply(previous.assistant_texts, int(_num(query_rules, "reply_chars", 4000)))
-    query = build_query(analysed, reply, touched, query_rules, rules, analysed.noise)
+    query = build_query(analysed, query_rules, rules, analysed.noise)
     repeated = _weigh_by_prompts(ctx, query, kind is None and not query.content_free, pairs, recall_rules, extra,
                                  prompt)
     extra["query"] = query.to_json()
@@ -319,5 +322,7 @@ def task_query(ctx: HookContext, text: str, reply: str = "") -> Activity | None:
     kind = analysis.trivial_kind(text, rules)
     if kind == "command":
         return None
-    analysed = analysis.PromptText(text, rules, _noise(ctx, _pair_filter(ctx)), trivial=kind)
-    return build_query(analysed, reply, (), recall_rules.get("query", {}), rules, analysed.noise)
+    query_rules = recall_rules.get("query", {})
+    reply = reply[-int(_num(query_rules, "reply_chars", 4000)):] if reply else ""
+    analysed = analysis.PromptText(text, rules, _noise(ctx, _pair_filter(ctx)), trivial=kind, reply=reply)
+    return build_query(analysed, query_rules, rules, analysed.noise)

@@ -2,9 +2,11 @@
 
 A prompt's content terms (gate.textproc: stemmed, stopwords out, identifiers split through their parts, pasted
 paths cut to their last components, the project's and the rules' noise words out), whether it is trivial (an
-acknowledgement, a choice by number, a slash command), its raw query terms and the readable words behind its
-stems: PromptText holds them for the shift verdict (topic.py), the query (query.py) and the pair filter
-(fire.py), so the prompt is tokenized once whichever of them run. Word lists and limits: rules/topic_shift.toml.
+acknowledgement, a choice by number, a slash command), its raw query terms, the readable words behind its
+stems, and the two things around it that the verdict and the query both read (the terms of the reply it answers,
+the topic terms of the files the last turn touched): PromptText holds them for the shift verdict (topic.py), the
+query (query.py) and the pair filter (fire.py), which read its fields and call nothing back here; the prompt and
+the reply are tokenized once whichever of them run. Word lists and limits: rules/topic_shift.toml.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from functools import cache
 
 from gate.literals import CompiledOnUse
-from gate.rule_reading import rule_section
+from gate.rule_reading import rule_number, rule_section
 from gate.textproc import CAMEL, expand_identifiers, terms
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
@@ -44,12 +46,6 @@ _PATH_PART = CompiledOnUse(r"[._\-\s]+")
 
 # ---------------------------------------------------------------------------------------------------------
 # rules
-
-
-def rule_number(rules: Rules, section: str, key: str, default: float) -> float:
-    """A number of rules/topic_shift.toml, or its default when it is missing or no number."""
-    value = rule_section(rules, section).get(key, default)
-    return float(value) if isinstance(value, int | float) else default
 
 
 @cache
@@ -196,20 +192,28 @@ _UNKNOWN = "?"  # PromptText's `trivial` not given
 
 class PromptText:
     """One prompt, analysed once per hook run: the shift check, the record update, the pair filter and the
-    search read its terms from here; the prompt is tokenized once, whichever of them run."""
+    search read its fields; the prompt and the reply it answers are tokenized once, whichever of them run."""
 
-    __slots__ = ("_cut", "_raw", "_surface", "_terms", "content", "noise", "text", "trivial")
+    __slots__ = ("_cut", "_terms", "content", "noise", "raw", "reply_terms", "rules_noise", "surface_words",
+                 "text", "touched", "trivial", "weak")
 
     def __init__(
-        self, text: str, rules: Rules, noise: frozenset[str] = frozenset(), trivial: str | None = _UNKNOWN
+        self,
+        text: str,
+        rules: Rules,
+        noise: frozenset[str] = frozenset(),
+        trivial: str | None = _UNKNOWN,
+        reply: str = "",
+        touched: Iterable[str] = (),
     ) -> None:
-        """`trivial`: trivial_kind(text, rules) when the caller already asked it."""
+        """`trivial`: trivial_kind(text, rules) when the caller already asked it. `reply`: the end of the reply
+        the prompt answers, as far as it is read; `touched`: the files the last turn touched."""
         self.text = text
         self.noise = noise
+        self.weak = weak_terms(rules)  # the rules' weak words: they match every memory
+        self.rules_noise = noise_terms(rules)  # the rules' noise words (file extensions): in every prompt
         # None, "answer" or "command"
         self.trivial = trivial_kind(text, rules) if trivial == _UNKNOWN else trivial
-        self._raw: list[str] | None = None
-        self._surface: tuple[dict[str, str], list[str | None]] | None = None
         self._terms: list[str] = []
         self._cut: str | None = None  # the text the terms were read from
         # content terms with repeats, in order: paths cut short, identifiers through their parts, noise out
@@ -218,25 +222,21 @@ class PromptText:
             cut = self._cut = _cut_prompt(text, rules)
             self._terms = terms(cut)
             self.content = _content_of(cut, self._terms, rules, noise)
-
-    def raw_query(self, rules: Rules, limit: int = 32) -> list[str]:
-        """The prompt's distinct terms, only the rules' noise words (file extensions) and weak words out: the
-        project's words and the words most memories share are kept (cleaning them measured worse)."""
-        if self._raw is None:
-            dropped = noise_terms(rules) | weak_terms(rules)
-            self._raw = list(dict.fromkeys(t for t in self._terms if t not in dropped))
-        return self._raw[:limit]
+        # the raw query: the prompt's distinct terms, only the rules' noise words and weak words out (the
+        # project's words and the words most memories share are kept: cleaning them measured worse)
+        dropped = self.rules_noise | self.weak
+        self.raw = list(dict.fromkeys(t for t in self._terms if t not in dropped))
+        # the readable words behind the stems, for the verdict's terms: only a prompt with a topic gets one
+        self.surface_words: tuple[dict[str, str], list[str | None]] | None = (
+            surface_map(text, rules) if self.trivial is None and self.content else None
+        )
+        self.reply_terms: list[str] = terms(reply) if reply else []  # with repeats, in order
+        self.touched: list[str] = sorted(path_terms(touched, rules))  # sorted: a set's order follows the hash seed
 
     def terms_of(self, text: str) -> list[str]:
         """terms(text), without tokenizing again when `text` is what this prompt's terms were read from (a
         prompt within the length limit and with no long path to cut short: most of them)."""
         return list(self._terms) if text == self._cut else terms(text)
-
-    def surface(self, rules: Rules) -> tuple[dict[str, str], list[str | None]]:
-        """surface_map() of the prompt, once: the readable words behind the stems the verdict names."""
-        if self._surface is None:
-            self._surface = surface_map(self.text, rules)
-        return self._surface
 
 
 def content_terms(prompt: str | PromptText, rules: Rules, noise: frozenset[str]) -> list[str]:

@@ -9,14 +9,14 @@ lower one still. Every weight is in rules/recall.toml [query].
 
 from __future__ import annotations
 
-from gate.gates.recall.prompt import PromptText, path_terms
 from gate.rule_reading import number
-from gate.textproc import terms
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Mapping
     from typing import Any
+
+    from gate.gates.recall.prompt import PromptText
 
 
 class Activity:
@@ -48,12 +48,10 @@ class Activity:
         }
 
 
-def reply_terms(reply: str, drop: frozenset[str] | set[str], limit: int, chars: int) -> list[str]:
+def reply_terms(reply_terms: list[str], drop: frozenset[str] | set[str], limit: int) -> list[str]:
     """The reply's distinct terms, the most repeated first (ties: first said first), `drop` left out."""
-    if not reply:
-        return []
     counts: dict[str, int] = {}
-    for term in terms(reply[-chars:]):
+    for term in reply_terms:
         if term not in drop:
             counts[term] = counts.get(term, 0) + 1
     order = {t: i for i, t in enumerate(counts)}
@@ -62,21 +60,20 @@ def reply_terms(reply: str, drop: frozenset[str] | set[str], limit: int, chars: 
 
 def build(
     prompt: PromptText,
-    reply: str,
-    touched: Iterable[str],
     query_rules: Mapping[str, Any],
     shift_rules: Mapping[str, Any],
     drop: frozenset[str] | set[str] = frozenset(),
     max_terms: int = 32,
 ) -> Activity:
-    """The query for this prompt. `drop`: terms that name nothing here (the project's path words, the words most
-    memories share), left out of the reply's and the touched files' terms — and of the prompt's when
-    rules/recall.toml [query] raw_prompt is false."""
+    """The query for this prompt, the reply it answers and the files the last turn touched, all read from the
+    prompt's analysis (its reply is the end that rules/recall.toml [query] reply_chars keeps). `drop`: terms that
+    name nothing here (the project's path words, the words most memories share), left out of the reply's and the
+    touched files' terms — and of the prompt's when rules/recall.toml [query] raw_prompt is false."""
     activity = Activity()
     if prompt.trivial:  # "yes", "2", "continue": its words are the answer's form, not its subject
         own: list[str] = []
     elif query_rules.get("raw_prompt", True):
-        own = prompt.raw_query(shift_rules, max_terms)
+        own = prompt.raw[:max_terms]
     else:
         from gate.gates.recall.prompt import query_terms
 
@@ -88,17 +85,13 @@ def build(
     for term in own:
         activity.add(term, prompt_weight)
     if reply_weight > 0:
-        from gate.gates.recall.prompt import noise_terms, weak_terms  # the rules' lists, cached
-
-        left_out = set(drop) | weak_terms(shift_rules) | noise_terms(shift_rules)
-        activity.reply_terms = reply_terms(
-            reply, left_out, int(number(query_rules, "reply_terms", 16)), int(number(query_rules, "reply_chars", 4000))
-        )
+        left_out = set(drop) | prompt.weak | prompt.rules_noise
+        activity.reply_terms = reply_terms(prompt.reply_terms, left_out, int(number(query_rules, "reply_terms", 16)))
         for term in activity.reply_terms:
             activity.add(term, reply_weight)
     touched_weight = number(query_rules, "touched", 0.0)
     if touched_weight > 0:
-        activity.touched_terms = sorted(t for t in path_terms(touched, shift_rules) if t not in drop)
+        activity.touched_terms = sorted(t for t in prompt.touched if t not in drop)
         for term in activity.touched_terms:
             activity.add(term, touched_weight)
     ranked = sorted(activity.weights.items(), key=lambda tw: -tw[1])[:max_terms]  # stable: prompt's order first

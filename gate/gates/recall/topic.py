@@ -1,8 +1,9 @@
 """Recall gate: does this prompt shift the session's topic? (hot path, standard library + tantivy)
 
 Deterministic and lexical. A prompt's content terms (gate/gates/recall/prompt.py: stemmed, stopwords out,
-identifiers split) are compared with a decayed record of the recent prompts' terms plus the path parts of the files the
-last turn touched. When enough of the prompt's weight is new, it is a shift and its strongest terms become
+identifiers split; the verdict reads the prompt's analysis, and calls nothing back there) are compared with a
+decayed record of the recent prompts' terms, the reply it answers and the path parts of the files the last turn
+touched. When enough of the prompt's weight is new, it is a shift and its strongest terms become
 the memory search. Every threshold and word list is data in rules/topic_shift.toml.
 """
 
@@ -11,17 +12,8 @@ from __future__ import annotations
 import math
 import re
 
-from gate.gates.recall.prompt import (
-    PromptText,
-    content_terms,
-    is_trivial,
-    path_terms,
-    rule_number,
-    surface_map,
-    weak_terms,
-)
-from gate.rule_reading import rule_section
-from gate.textproc import terms
+from gate.gates.recall.prompt import PromptText
+from gate.rule_reading import rule_number, rule_section
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
 if TYPE_CHECKING:
@@ -146,17 +138,23 @@ def assess(
     previous_text: str = "",
     noise: frozenset[str] = frozenset(),
 ) -> ShiftVerdict:
-    """Shift or not. `previous_text` (optional): the last assistant reply, whose words a follow-up reuses;
-    `noise`: terms of this project that say nothing about a prompt's subject."""
-    analysed = prompt if isinstance(prompt, PromptText) else None
-    if (analysed.trivial if analysed is not None else is_trivial(prompt, rules)):
+    """Shift or not. A PromptText carries the reply it answers and the files the last turn touched; for a plain
+    string, `touched_files`, `previous_text` (the last assistant reply, whose words a follow-up reuses; its end,
+    rules/topic_shift.toml previous_text_chars) and `noise` (terms of this project that say nothing about a
+    prompt's subject) stand in."""
+    if isinstance(prompt, PromptText):
+        analysed = prompt
+    else:
+        reply_chars = int(rule_number(rules, "shift", "previous_text_chars", 4000))
+        analysed = PromptText(prompt, rules, noise, reply=previous_text[-reply_chars:], touched=touched_files)
+    if analysed.trivial:
         return ShiftVerdict(False, "trivial", [], 0.0)
-    text = analysed.text if analysed is not None else prompt
-    weak = weak_terms(rules)
+    text = analysed.text
+    weak = analysed.weak
     weak_weight = rule_number(rules, "shift", "weak_weight", 0.25)
     pair_weight = rule_number(rules, "shift", "pair_weight", 0.5)
     counts: dict[str, int] = {}
-    for term in content_terms(prompt, rules, noise):
+    for term in analysed.content:
         counts[term] = counts.get(term, 0) + 1
     if not counts:
         return ShiftVerdict(False, "trivial", [], 0.0)
@@ -166,10 +164,9 @@ def assess(
     context: dict[str, float] = {}
     if record:
         context.update({t: w for t, w in record.weights.items() if w >= min_weight})
-    for term in sorted(path_terms(touched_files, rules)):
+    for term in analysed.touched:
         context.setdefault(term, 1.0)
-    reply_chars = int(rule_number(rules, "shift", "previous_text_chars", 4000))
-    for term in terms(previous_text[-reply_chars:]) if previous_text else []:
+    for term in analysed.reply_terms:
         context.setdefault(term, 1.0)
 
     # Weight per term: repeats count, but sub-linearly (a word said three times is not three topics).
@@ -191,7 +188,7 @@ def assess(
     ranked = sorted(weights, key=lambda t: (-(weights[t] * (1.5 if t in new else 1.0)), order[t]))
     ranked = [t for t in ranked if t not in weak] or ranked
     chosen = ranked[:6]
-    surface, sequence = analysed.surface(rules) if analysed is not None else surface_map(text, rules)
+    surface, sequence = analysed.surface_words or ({}, [])
     readable = _readable(chosen, surface, sequence, 6)
     stems = chosen
 
@@ -235,26 +232,30 @@ def update(
     touched_files: Iterable[str] = (),
     noise: frozenset[str] = frozenset(),
 ) -> TopicRecord:
-    """Decay the record one step and add the prompt's terms (and, lighter, the touched files' parts)."""
+    """Decay the record one step and add the prompt's terms (and, lighter, the touched files' parts). A PromptText
+    carries the touched files; for a plain string, `touched_files` and `noise` stand in."""
     if rules is None:
         from gate.rules import load_rules
 
         rules = load_rules("topic_shift")
+    analysed = prompt if isinstance(prompt, PromptText) else PromptText(
+        prompt, rules, noise, trivial=None, touched=touched_files
+    )
     decay = rule_number(rules, "record", "decay", 0.6)
     per_prompt = rule_number(rules, "record", "prompt_weight", 1.0)
     ceiling = rule_number(rules, "record", "max_weight", 3.0)
     file_weight = rule_number(rules, "record", "file_weight", 0.6)
     min_weight = rule_number(rules, "record", "min_weight", 0.1)
     max_terms = int(rule_number(rules, "record", "max_terms", 150))
-    weak = weak_terms(rules)
+    weak = analysed.weak
 
     weights = {t: w * decay for t, w in (record.weights if record else {}).items()}
     # In the prompt's order, the paths' sorted: the record is cut at max_terms among equal weights, and a set's
     # order changes with the process's hash seed (the same session replayed gave another verdict).
-    for term in dict.fromkeys(content_terms(prompt, rules, noise)):
+    for term in dict.fromkeys(analysed.content):
         if term not in weak:
             weights[term] = min(ceiling, weights.get(term, 0.0) + per_prompt)
-    for term in sorted(path_terms(touched_files, rules)):
+    for term in analysed.touched:
         if term not in weak:
             weights[term] = min(ceiling, max(weights.get(term, 0.0), file_weight))
     kept = sorted(((t, w) for t, w in weights.items() if w >= min_weight), key=lambda tw: -tw[1])[:max_terms]

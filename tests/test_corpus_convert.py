@@ -645,9 +645,9 @@ On it.
 
 ## User (00:04 UTC)
 
-<command-message>unreal-build</command-message>
-<command-name>unreal-build</command-name>
-Base directory for this skill: /srv/skills/unreal-build
+<command-message>docs-build</command-message>
+<command-name>docs-build</command-name>
+Base directory for this skill: /srv/skills/docs-build
 
 Build with the editor closed.
 
@@ -671,8 +671,8 @@ def test_transcribed_markdown_rebuilds_summarised_calls(tmp_path: Path) -> None:
     assert name == "transcribe-md"
     teammate = '<teammate-message teammate_id="lead" summary="task 3">\nTask 3 is yours: the lane timer.\n' \
                "</teammate-message>"
-    skill = [text("<command-message>unreal-build</command-message>\n<command-name>unreal-build</command-name>"),
-             text("Base directory for this skill: /srv/skills/unreal-build\n\nBuild with the editor closed.")]
+    skill = [text("<command-message>docs-build</command-message>\n<command-name>docs-build</command-name>"),
+             text("Base directory for this skill: /srv/skills/docs-build\n\nBuild with the editor closed.")]
     t1, t2, t3, t4 = "2026-02-15T23:58:00Z", "2026-02-15T23:59:00Z", "2026-02-16T00:04:00Z", "2026-02-16T00:05:00Z"
     assert_lines(
         data,

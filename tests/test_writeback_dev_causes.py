@@ -41,7 +41,7 @@ FIVE_EDITS = [_edit(f"src/views/page_{n}.vue") for n in range(5)]
 DONE = "Updated the five views; each one now renders the new header."
 
 
-@pytest.mark.parametrize("prompt", ["continue", "lets continue", "Please continue. My mistake", "繼續", "go ahead"])
+@pytest.mark.parametrize("prompt", ["continue", "lets continue", "Please continue. Sorry, noise", "繼續", "go ahead"])
 def test_a_go_on_prompt_with_five_files_edited_is_not_reminded(rules: Any, prompt: str) -> None:
     turn = _turn(prompt, DONE, FIVE_EDITS)
     assert turn_signals(turn, rules).get("continues") == 1.0
@@ -89,7 +89,7 @@ def test_a_correction_conceded_without_a_tool_is_reminded(rules: Any) -> None:
 
 
 def test_should_be_in_a_specification_is_no_correction(rules: Any) -> None:
-    spec = "Lay out the repo: the target structure should be docs/, src/ and tests/, each with its own README."
+    spec = "Lay out the repo: the layout should be docs/, src/ and tests/, each with its own README."
     turn = _turn(spec, "Laid out docs/, src/ and tests/ with a README in each.", FIVE_EDITS)
     assert "correction" not in turn_signals(turn, rules)
     assert not _verdict(turn, rules).block
@@ -99,13 +99,13 @@ def test_should_be_in_a_specification_is_no_correction(rules: Any) -> None:
 
 
 def test_asking_the_users_judgement_waits_on_the_user(rules: Any) -> None:
-    text = "問題找到了，間距改成 12px 後現在正常了。\n\n你覺得 12px 的間距夠嗎？如果需要更大的間距，我可以再調整。"
+    text = "按鈕顏色已經換成深藍色，頁面正常顯示。\n\n你覺得這個深藍色可以嗎？如果想再淺一點，我可以再改。"
     assert asks_user(text, rules)
-    verdict = _verdict(_turn("返回箭頭和標題太近了，幫我調整", text, [_edit("src/detail.vue")]), rules)
+    verdict = _verdict(_turn("按鈕顏色太淡了，幫我改深一點", text, [_edit("src/detail.vue")]), rules)
     assert not verdict.block and verdict.veto == "asks_user", verdict
 
 
 def test_nothing_worth_recording_said_in_chinese_decides_about_memory(rules: Any) -> None:
-    turn = _turn("這種要建立 skill 嗎？", "不需要，這是一般的 lint 修正。這次沒有值得記錄的特殊模式。")
+    turn = _turn("這個要寫進筆記嗎？", "不用，這只是一般的格式調整，沒有值得記錄的東西。")
     decision = find_store_decision(turn, rules)
     assert decision is not None and decision.kind == "acknowledged"

@@ -39,7 +39,7 @@ EDIT = ("Edit", {"file_path": "src/app.py", "old_string": "a", "new_string": "b"
 @pytest.mark.parametrize(
     ("prompt", "text", "kind"),
     [
-        ("修一下 total 的計算", "問題找到了，根本原因是 addRole 用了錯誤的欄位名 customTotal。改完後測試都通過了。",
+        ("修一下折扣的計算", "問題找到了，根本原因是 applyDiscount 讀到的是含稅的價格欄位。改完後測試都通過了。",
          "fix"),
         ("部署腳本為什麼失敗", "原因是 CI 的 Node 版本太舊，所以 pnpm 安裝失敗。升級後現在可以安裝了。", "fix"),
         ("le build échoue sur la CI",
@@ -70,7 +70,7 @@ def test_a_choice_between_offered_options_is_a_decision(rules: Any) -> None:
 
 
 def test_a_prompt_that_settles_it_needs_no_offer(rules: Any) -> None:
-    for prompt in ("lets stick with local postgres", "這樣太複雜了，還是原本的方案", "用 fetch 的好了"):
+    for prompt in ("lets stick with local postgres", "改來改去太麻煩，還是之前的做法", "用 fetch 的好了"):
         assert turn_signals(_turn(prompt, "OK.", tools=[EDIT]), rules).get("decides") == 1.0, prompt
 
 

@@ -358,6 +358,26 @@ class MemoryIndex:
         result = searcher.search(query, limit=limit, count=False)
         return [self._record(searcher, address) for _, address in result.hits]
 
+    def naming_any(self, ids: Iterable[str], field_names: tuple[str, ...], terms: Iterable[str]) -> set[str]:
+        """Of the memories `ids`, those whose `field_names` hold any of `terms` as the analyzer indexed them (the
+        terms of gate.textproc.terms, which analyses alike): one search, where tokenizing each memory's text in
+        Python cost a session start ~4 ms at 250 memories."""
+        wanted = list(dict.fromkeys(ids))
+        named = list(dict.fromkeys(terms))
+        if not wanted or not named:
+            return set()
+        should = tantivy.Occur.Should
+        which = tantivy.Query.boolean_query(
+            [(should, tantivy.Query.term_query(SCHEMA, "id", i, index_option="basic")) for i in wanted]
+        )
+        holds = tantivy.Query.boolean_query(
+            [(should, tantivy.Query.term_query(SCHEMA, f, t, index_option="freq")) for t in named for f in field_names]
+        )
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, which), (tantivy.Occur.Must, holds)])
+        searcher = self.searcher()
+        result = searcher.search(query, limit=len(wanted), count=False)
+        return {str(searcher.doc(address).get_first("id")) for _, address in result.hits}
+
     def get(self, memory_id: str) -> dict[str, Any] | None:
         records = self.by_field("id", memory_id, limit=3)
         return records[0] if records else None

@@ -59,7 +59,8 @@ def index_tier(ctx: HookContext, shown: set[str]) -> tuple[list[dict], int]:
     candidates = [r for kind in conf.get("kinds", []) for r in _of_kind(ctx, str(kind)) if r["id"] not in shown]
     environment = _environment_words(tuple(conf.get("environment", [])))
     if environment:
-        first = [r for r in candidates if _about_environment(r, environment)]
+        about = ctx.index.naming_any([r["id"] for r in candidates], ("title", "tags"), environment)
+        first = [r for r in candidates if r["id"] in about]  # its title or its tags name the environment
         ids = {r["id"] for r in first}
         candidates = first + [r for r in candidates if r["id"] not in ids]
     return candidates[:most], max(0, len(candidates) - most)
@@ -69,13 +70,6 @@ def _environment_words(words: tuple[str, ...]) -> frozenset[str]:
     from gate.textproc import terms
 
     return frozenset(t for word in words for t in terms(str(word)))
-
-
-def _about_environment(record: dict, words: frozenset[str]) -> bool:
-    """A memory about the environment every later step needs: its tags or its title name it."""
-    from gate.textproc import terms
-
-    return any(t in words for t in terms(f"{record['title']} {' '.join(record.get('tags', []))}"))
 
 
 def at_start(ctx: HookContext, ledger: Ledger, source: Any) -> Outcome:

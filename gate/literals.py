@@ -39,6 +39,8 @@ _LATIN1_CASED = frozenset(chr(c) for c in range(0xC0, 0xFF) if chr(c) not in "×
 def folds_plainly(text: str) -> bool:
     """Is `text` compared case-insensitively by plain lower()? ASCII, characters without case (Chinese,
     digits, punctuation) and the Latin-1 letters are; other cased letters are left to the regex."""
+    if text.isascii():  # the common case, answered in C (a Stop hook asks this of every rule's strings)
+        return True
     return all(ch.isascii() or ch in _LATIN1_CASED or ch.lower() == ch == ch.upper() for ch in text)
 
 

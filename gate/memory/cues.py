@@ -168,13 +168,10 @@ NAMED_TERMS = 16  # a memory's first distinct terms of title, tags and cues (pai
 
 def named_terms(data: dict[str, Any]) -> list[str]:
     """The distinct terms a memory is named by: its title, then its tags, then its cues."""
+    from gate.memory.vocab import joined_cues
     from gate.textproc import terms  # (loaded already wherever this runs: the recall gate, the builder)
 
-    cues = data.get("cues") or ""
-    cues = " ".join(str(c) for c in cues) if isinstance(cues, list) else str(cues)
-    derived = data.get("derived_cues")
-    if derived and isinstance(derived, str):  # gate's cues from the turn, after the writer's (named_terms is capped)
-        cues = f"{cues} {derived}"
+    cues = joined_cues(data.get("cues"), data.get("derived_cues"))  # the writer's first: named_terms is capped
     tags = data.get("tags") if isinstance(data.get("tags"), list) else []
     found = terms(f"{data.get('title', '')} {' '.join(str(t) for t in tags)} {cues}")
     return list(dict.fromkeys(found))[:NAMED_TERMS]

@@ -34,6 +34,7 @@ from gate.memory.index_schema import (
     write_json,
 )
 from gate.memory.scan import SUFFIX, settled
+from gate.memory.vocab import joined_cues
 from gate.textproc import prepare
 
 join = os.path.join
@@ -72,8 +73,7 @@ def _document(record: dict[str, Any], signature: list[int] | str) -> tantivy.Doc
         id=record["id"],
         title=prepare(record["title"]),
         body=prepare(record["body"]),
-        # the writer's cues and gate's from the turn (Memory.all_cues), one field
-        cues=prepare(f"{record.get('cues', '')} {record.get('derived_cues', '')}".strip()),
+        cues=prepare(joined_cues(record.get("cues"), record.get("derived_cues"))),  # the writer's and gate's
         tags=prepare(" ".join(record["tags"])),
         kind=record["kind"],
         status=record["status"],

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gate.errors import ValidationError
-from gate.memory.vocab import KINDS, LINK_TYPES, SCOPES, SOURCES, STATUSES
+from gate.memory.vocab import KINDS, LINK_TYPES, SCOPES, SOURCES, STATUSES, joined_cues
 
 __all__ = ["KINDS", "LINK_TYPES", "SCOPES", "SOURCES", "STATUSES", "Link", "Memory", "mint_id", "now_iso"]
 
@@ -178,8 +178,4 @@ class Memory:
     def all_cues(self) -> str:
         """The writer's cues and gate's, as the index searches them."""
         return joined_cues(self.cues, self.derived_cues)
-
-
-def joined_cues(cues: str, derived: str) -> str:
-    return f"{cues}; {derived}" if cues and derived else cues or derived
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from gate.memory.index import MemoryIndex
-from gate.memory.vocab import LINK_TYPES
+from gate.memory.vocab import LINK_TYPES, joined_cues
 from gate.rules import load_rules
 from gate.textproc import terms as text_terms
 
@@ -312,7 +312,7 @@ def search(
                                     z=hit.z if mean_std is not None else None))
     for hit in hits:  # the admitted few only: analysing every candidate's body cost a hook milliseconds
         record = hit.record
-        cues = f"{record.get('cues', '')} {record.get('derived_cues', '')}"
+        cues = joined_cues(record.get("cues"), record.get("derived_cues"))
         text = f"{record['title']} {record['body']} {cues} {' '.join(record['tags'])}"
         present = set(text_terms(text))
         hit.matched = [t for t in terms if t in present]

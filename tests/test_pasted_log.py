@@ -25,13 +25,13 @@ ValueError: bad header 'amount;currency'
 """
 
 LINT = """fix these
-/home/dev/shop/packages/portal/src/views/Device.vue
+/home/dev/shop/packages/storefront/src/cart/basket.ts
   12:5   error  Expected { after 'if' condition  curly
   40:9   error  Unexpected console statement  no-console
-/home/dev/shop/packages/portal/src/views/Site.vue
+/home/dev/shop/packages/storefront/src/cart/coupon.ts
   7:1    warning  Missing JSDoc comment  require-jsdoc
-  19:3   error  Expected { after 'if' condition  curly
-  23:3   error  Expected { after 'else'  curly
+  19:3   error  'total' is never reassigned. Use 'const' instead  prefer-const
+  23:3   error  Expected { after 'if' condition  curly
 ✖ 5 problems (4 errors, 1 warning)
 """
 

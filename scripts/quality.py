@@ -41,6 +41,9 @@ WRITEBACK_KEYS = ("n", "tp", "fp", "fn", "tn", "precision", "recall", "recall_bl
                   "reminders_on_ordinary_per_100_turns", "deferred_not_reminded", "long_sessions",
                   "long_sessions_with_false_block")
 SHIFT_KEYS = ("n", "tp", "fp", "fn", "tn", "precision", "recall")
+QUERIES = REPO / "eval" / "annotations" / "queries"  # <annotator>/<split>.jsonl: agent-written queries
+QUERY_KEYS = ("expected", "reached_at_prompt", "recall_at_prompt", "shown", "shown_relevant", "precision", "noise",
+              "noise_prompts")
 DELIVERY_KEYS = ("expected", "reached", "recall", "recall_prompt_time", "recall_session_start", "recall_index_only",
                  "injected", "injected_relevant", "injected_precision", "noise", "noise_prompts", "leaks",
                  "leaks_measured")
@@ -74,8 +77,30 @@ def measure_split(root: Path, split: str) -> dict[str, Any]:
     return aggregates(score(labels, replay.runs, replay.store_ids))
 
 
+def measure_queries(root: Path, split: str) -> dict[str, Any]:
+    """Each annotator's agent-written queries of a split (top 3 of plain `gate search` at each prompt), scored on
+    the split's delivery labels: one replay of the delivery sessions per annotator (gate/replay/queries.py)."""
+    from gate.paths import ProjectPaths
+    from gate.replay.labels import load_labels
+    from gate.replay.queries import load_queries, score_queries
+    from gate.replay.run import replay_all
+
+    out: dict[str, Any] = {}
+    for path in sorted(QUERIES.glob(f"*/{split}.jsonl")):
+        labels = load_labels(str(LABELS / split / "delivery.jsonl"), str(root))
+        queries = load_queries(str(path), str(root))
+        with tempfile.TemporaryDirectory(prefix="gate-quality-") as scratch:
+            project = Path(scratch) / "project"
+            (project / ".git").mkdir(parents=True)
+            replay = replay_all(labels.transcripts, ProjectPaths.for_cwd(project), None, labels, queries=queries)
+        scores = score_queries(labels, replay.runs, queries)
+        out[path.parent.name] = {"agent": {k: scores["agent"][k] for k in QUERY_KEYS},
+                                 "unmatched": len(scores["unmatched"])}
+    return out
+
+
 def measure(root: Path) -> dict[str, Any]:
-    return {split: measure_split(root, split) for split in SPLITS}
+    return {split: measure_split(root, split) | {"agent_queries": measure_queries(root, split)} for split in SPLITS}
 
 
 def build_mirror(out: Path) -> Path:
@@ -126,7 +151,16 @@ ROWS: list[tuple[str, Any, str]] = [
     ("recall: the topic-shift verdict alone, precision / recall (a diagnostic)",
      lambda s: f"{_f(s['shift_verdict']['precision'])} / {_f(s['shift_verdict']['recall'])}", ""),
     ("recall: cross-project leaks", lambda s: str(s["delivery"]["leaks"]), "0"),
+    ("recall, the agent's own queries (top 3 of `gate search`), each annotator: at a prompt / precision (noise)",
+     lambda s: _queries(s), "0.60 / 0.25"),
 ]
+
+
+def _queries(split: dict[str, Any]) -> str:
+    """One cell for every annotator's queries (an older run without them reads —)."""
+    cells = [f"{name} {_f(q['agent']['recall_at_prompt'])} / {_f(q['agent']['precision'])} ({q['agent']['noise']})"
+             for name, q in sorted(split.get("agent_queries", {}).items())]
+    return "; ".join(cells) or "—"
 
 
 def _sizes(split: dict[str, Any]) -> str:

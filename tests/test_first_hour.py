@@ -104,17 +104,17 @@ def test_a_hook_recalls_a_file_repaired_in_place(gate, project: Path) -> None:
 
 
 # --- `gate search` says what the relevance cliff hid, and --all shows it ----------------------------------------
-LEDGER = [
-    "Ledger rows are append-only",
-    "Month-end close reconciles the general ledger against the bank statements for every subsidiary",
-    "The ledger export runs nightly at 02:00 UTC and writes a CSV per account to the reports bucket",
+LEDGER = [  # (title, body): the third names the ledger in its body alone, far below the best score
+    ("Ledger rows are append-only", ""),
+    ("Month-end close reconciles the general ledger against the bank statements for every subsidiary", ""),
+    ("The nightly export writes a CSV per account to the reports bucket", "It reads the ledger at 02:00 UTC"),
 ]
 
 
 def _ledger_store(gate) -> set[str]:
     ids = set()
-    for title in LEDGER:
-        code, out, err = gate("remember", title)
+    for title, body in LEDGER:
+        code, out, err = gate("remember", title, *(["--body", body] if body else []))
         assert code == 0, err
         ids.add(out.strip())
     for title in ("Use pytest for new tests", "Deploys need approval from the release manager"):
@@ -148,11 +148,11 @@ def test_search_json_counts_the_hidden_and_all_marks_them(gate) -> None:
     data = json.loads(gate("search", "--limit", "10", "--json", "ledger")[1])
     shown = {hit["id"] for hit in data["hits"]}
     assert shown < ledger
-    assert data["hidden"] == {"below_cliff": len(ledger - shown), "over_limit": 0}
+    assert data["hidden"] == {"below_cliff": len(ledger - shown), "over_limit": 0, "few_terms": 0}
     data = json.loads(gate("search", "--limit", "10", "--json", "--all", "ledger")[1])
     assert {hit["id"] for hit in data["hits"]} == ledger
     assert {hit["id"] for hit in data["hits"] if hit.get("below_cliff")} == ledger - shown
-    assert data["hidden"] == {"below_cliff": 0, "over_limit": 0}
+    assert data["hidden"] == {"below_cliff": 0, "over_limit": 0, "few_terms": 0}
 
 
 def test_search_says_how_many_matches_the_limit_left_out(gate) -> None:

@@ -4,7 +4,8 @@ Plain classes, not dataclasses: the hook pays for every import (see gate/gates/b
 
 Every candidate the index returned keeps a disposition code, so `gate trace` can say why a memory was or
 was not delivered: ADMITTED, BELOW_FLOOR, BELOW_CLIFF, OVER_CAP, SUPERSEDED_SUCCESSOR_AVAILABLE,
-SUPERSEDED_NO_SUCCESSOR, OTHER_PROJECT, ALREADY_DELIVERED, DUPLICATE, BELOW_Z (the recall gate's standardised floor).
+SUPERSEDED_NO_SUCCESSOR, OTHER_PROJECT, ALREADY_DELIVERED, DUPLICATE, BELOW_Z (the recall gate's standardised floor),
+FEW_TERMS (a plain search's hit holding fewer of the query's terms than [cut] min_matched_terms asks).
 """
 
 from __future__ import annotations
@@ -216,7 +217,12 @@ def search(
     matching alike stand at +1 and -1), and the relevance cliff decides instead. `exact`: standardise over every
     matching memory's score (slower; to measure the estimate against). `reference_store`: the floor holds as
     given in a store of that many memories and scales with sqrt(ln N / ln reference) — the highest of N unrelated
-    scores stands that much higher, so the same floor would fire more often the bigger the store."""
+    scores stands that much higher, so the same floor would fire more often the bigger the store.
+
+    A plain search (no `min_z`: `gate search`, what the agent runs) admits only hits that hold at least [cut]
+    min_matched_terms of the query's terms (all of them, when the query has fewer), and the cliff is measured
+    from the best of those."""
+    plain = min_z is None
     rules = rules or load_rules("search", index.paths.root)
     cut = rules.get("cut", {})
     max_hits = int(limit if limit is not None else cut.get("max_hits", 8))
@@ -266,6 +272,14 @@ def search(
         else:
             hit.score = max(hit.score, score)
     ordered = sorted(ranked.values(), key=lambda h: (-h.score, h.id))
+    few: list[Hit] = []
+    need = min(int(cut.get("min_matched_terms", 1)), len(terms))
+    if plain and need > 1:
+        for hit in ordered:
+            hit.matched = _matched(hit.record, terms)
+        # A hit found through a memory it supersedes may not hold the words itself: it stays.
+        few = [hit for hit in ordered if len(hit.matched) < need and not hit.superseding]
+        ordered = [hit for hit in ordered if len(hit.matched) >= need or hit.superseding]
     top = ordered[0].score if ordered else 0.0
     cliff = max(float(cut.get("min_score", 0.0)), top * float(cut.get("cliff_ratio", 0.0)))
     mean_std: tuple[float, float] | None = None
@@ -310,14 +324,21 @@ def search(
     for hit in ordered:
         candidates.append(Candidate(hit.id, hit.record["title"], hit.score, passed.get(hit.id, "OVER_CAP"),
                                     z=hit.z if mean_std is not None else None))
-    for hit in hits:  # the admitted few only: analysing every candidate's body cost a hook milliseconds
-        record = hit.record
-        cues = joined_cues(record.get("cues"), record.get("derived_cues"))
-        text = f"{record['title']} {record['body']} {cues} {' '.join(record['tags'])}"
-        present = set(text_terms(text))
-        hit.matched = [t for t in terms if t in present]
+    for hit in few:
+        candidates.append(Candidate(hit.id, hit.record["title"], hit.score, "FEW_TERMS",
+                                    f"{len(hit.matched)} of {len(terms)} terms"))
+    if not (plain and need > 1):
+        for hit in hits:  # the admitted few only: analysing every candidate's body cost a hook milliseconds
+            hit.matched = _matched(hit.record, terms)
     appendix = related_appendix(index, hits, rules, exclude) if related and hits else []
     return SearchResult(terms, hits, appendix, candidates, top, cliff, mean_std)
+
+
+def _matched(record: dict[str, Any], terms: list[str]) -> list[str]:
+    """The query terms a memory holds, in its title, body, cue words or tags."""
+    cues = joined_cues(record.get("cues"), record.get("derived_cues"))
+    present = set(text_terms(f"{record['title']} {record['body']} {cues} {' '.join(record['tags'])}"))
+    return [t for t in terms if t in present]
 
 
 def _fact_terms(record: dict[str, Any]) -> set[str]:

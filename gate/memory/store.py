@@ -11,7 +11,6 @@ gate/memory/supersession.py), so a write touches one file.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -34,14 +33,6 @@ if TYPE_CHECKING:
 
 WRITER_WAIT_SECONDS = 20.0
 MAX_ANCHOR_FILES = 50
-
-
-def file_hash(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 16), b""):
-            digest.update(block)
-    return f"sha256:{digest.hexdigest()}"
 
 
 def effective_statuses(memories: Iterable[Memory]) -> dict[str, str]:

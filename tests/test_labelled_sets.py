@@ -44,8 +44,13 @@ FLOORS = {
     # is now what they reach, so that they cannot fall further unseen. Issue 30's round (rules chosen on the dev
     # split, where blocks went 0.65 / 0.33 -> 0.77 / 0.38 and false blocks 1.4 % -> 0.9 %) moved them on test to
     # 0.33 / 0.19 and 0.52 -> 0.48, one turn labelled to block fewer (a bare "should be" no longer reads as a
-    # correction): a fall reported with its cause, not reverted because the test split showed it.
-    "writeback": {"precision": 0.30, "recall": 0.19, "recall_blocked_or_reminded": 0.48},
+    # correction): a fall reported with its cause, not reverted because the test split showed it. Its second round
+    # (dev: blocks 0.77 / 0.38 -> 0.86 / 0.39, false blocks 0.9 % -> 0.5 %) held the test split where it stood but
+    # for one change, chosen on dev (1 turn more blocked, labelled to block): .claude/agents/ and .claude/commands/
+    # are no longer notes places, and on test that alone made 3 more false blocks (precision 0.33 -> 0.29, false
+    # blocks 2.1 % -> 2.6 %, long sessions with one 7 -> 8). Reported with its cause, the floors set where it leaves
+    # them; dropping that change (its own commit) restores the earlier ones.
+    "writeback": {"precision": 0.28, "recall": 0.19, "recall_blocked_or_reminded": 0.48},
     "recall_shift": {"precision": 0.60, "recall": 0.45},
 }
 # Delivery on the frozen test split (issue 21, measured with the rules chosen on the dev split): expected
@@ -64,8 +69,9 @@ QUERY_CEILINGS = {"noise": 150}
 # turns per 100 turns (7.3), sessions of 10 turns or more that see a false block (7 of 20). (Today's figures are
 # in eval/quality/run.json: 0.021, 7.0, 7 of 20.)
 CEILINGS = {
-    "writeback": {"false_block_rate": 0.025, "reminders_on_ordinary_per_100_turns": 8.0,
-                  "long_sessions_with_false_block": 7},
+    # (false blocks 0.025 -> 0.026 and long sessions 7 -> 8: the notes-places change above)
+    "writeback": {"false_block_rate": 0.026, "reminders_on_ordinary_per_100_turns": 8.0,
+                  "long_sessions_with_false_block": 8},
 }
 
 

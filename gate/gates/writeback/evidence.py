@@ -241,6 +241,14 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str], bool] | None:
     asked = any(p.search(turn.prompt) for p in rule_patterns(rules, "fix", "tools", key="prompt_asks"))
     if not failed_before and not asked:
         return None
+    if failed_before:
+        # Only tests edited between the last failure and the pass: a test brought up to date with the code (it
+        # expected the old output), not a fix.
+        last_failure = failed_before[-1].seq
+        between = [path for seq, path in edits if last_failure < seq < success.seq]
+        test_paths = rule_patterns(rules, "fix", "tools", key="test_paths")
+        if between and all(any(p.search(path) for p in test_paths) for path in between):
+            return None
     # Confirmed: the program that failed before the edits passes after them, or tests pass that the prompt
     # asked to be fixed. A build or a lint that passes says only that the code builds.
     tests = rule_patterns(rules, "fix", "tools", key="test_commands")

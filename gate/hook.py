@@ -10,10 +10,11 @@ refuse is the first change of a turn that owes the agent's own search (gate/gate
 from __future__ import annotations
 
 import gc
-import json
 import os
 import sys
 import time
+
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:

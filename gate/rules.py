@@ -15,11 +15,11 @@ rules' regexes require (gate/literals.py), worked out there once instead of comp
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from functools import cache
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.paths import ensure_private_dir, replace_file, user_dirs
 
 join = os.path.join

@@ -16,10 +16,10 @@ gate/memory/index_build.py.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.memory.engine import tantivy
 from gate.memory.index_schema import (
     SCHEMA,

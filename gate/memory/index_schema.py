@@ -7,9 +7,9 @@ writer (gate/memory/index_write.py) both read them through these helpers, so nei
 
 from __future__ import annotations
 
-import json
 import os
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.memory.engine import tantivy
 from gate.paths import replace_file
 

@@ -4,11 +4,11 @@ the log rotates to audit.jsonl.1 (one generation kept)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.literals import CompiledOnUse
 from gate.paths import audit_log_file, error_log_file
 from gate.session.logfile import append, error_line

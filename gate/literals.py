@@ -20,12 +20,18 @@ re.compile, as before.
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
+    import re
     from typing import Any
+
+# re's flags as the engine reads them (re.IGNORECASE …, which are these ints): a hook that compiles nothing new
+# imports no `re` (and no `enum` with it), ~2 ms of a hook process; re.compile takes these as they are.
+IGNORECASE = 2
+MULTILINE = 8
+DOTALL = 16
 
 # The only characters beyond ASCII that re.IGNORECASE matches to an ASCII letter (checked over all of Unicode
 # in tests/test_literals.py). Mapped before lowercasing (U+0130 lowercases to two characters).
@@ -58,7 +64,7 @@ class LazyPattern:
         self.ignore_case = False
         if _well_formed(literals):
             groups, own_ignore_case = literals  # type: ignore[misc]
-            self.ignore_case = bool(own_ignore_case) or bool(flags & re.IGNORECASE)
+            self.ignore_case = bool(own_ignore_case) or bool(flags & IGNORECASE)
             if not self.ignore_case:
                 self.literals = tuple(tuple(group) for group in groups)
             else:  # groups with cased letters beyond ASCII are left to the regex (their case folding is not ours)
@@ -72,7 +78,11 @@ class LazyPattern:
         if self._compiled is None and not self._broken:
             try:
                 self._compiled = compile_cached(self.source, self.flags)
-            except re.error:
+            except Exception as error:
+                import re  # (loaded already: only a compile raises it)
+
+                if not isinstance(error, re.error):
+                    raise
                 self._broken = True
         return self._compiled
 
@@ -148,6 +158,8 @@ def compile_cached(source: Any, flags: int = 0) -> re.Pattern[Any]:
             return _sre.compile(source, out_flags, words, groups, groupindex, indexgroup)
         except Exception:  # refused by the engine, or not the shape written below: compile it afresh
             pass
+    import re  # only for a program no earlier process kept
+
     try:
         from array import array
         from re import _compiler, _parser

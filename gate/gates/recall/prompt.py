@@ -11,7 +11,6 @@ the reply are tokenized once whichever of them run. Word lists and limits: rules
 
 from __future__ import annotations
 
-import re
 from functools import cache
 
 from gate.literals import CompiledOnUse
@@ -20,6 +19,7 @@ from gate.textproc import CAMEL, expand_identifiers, terms
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterable, Mapping
     from typing import Any
 

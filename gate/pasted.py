@@ -8,9 +8,8 @@ the recall gate searches the user's own lines and the log's error lines only.
 
 from __future__ import annotations
 
-from functools import cache
-
 from gate.literals import IGNORECASE, compile_cached
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import cache
 
 from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 from gate.paths import ensure_private_dir, replace_file, user_dirs
 
 join = os.path.join

@@ -11,11 +11,10 @@ the index.
 
 from __future__ import annotations
 
-from functools import cache
-
 import Stemmer
 
 from gate.literals import compile_cached
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 from gate.rules import load_rules
 
 TYPE_CHECKING = False  # annotations are strings; re is imported only to type them

@@ -6,8 +6,7 @@ class's methods costs the hook several milliseconds per process, which the bench
 
 from __future__ import annotations
 
-from functools import cached_property
-
+from gate.memo import cached_property  # without functools (gate/memo.py)
 from gate.rules import load_rules
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway

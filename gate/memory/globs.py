@@ -8,9 +8,8 @@ call touches (gate/gates/delivery/anchors.py).
 
 from __future__ import annotations
 
-from functools import cache
-
 from gate.literals import compile_cached
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 
 TYPE_CHECKING = False  # annotations are strings; re is imported only to type them
 if TYPE_CHECKING:

@@ -17,7 +17,6 @@ gate/memory/index_build.py.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 
 from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.memory.engine import tantivy
@@ -40,6 +39,7 @@ join = os.path.join
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 __all__ = ["SCHEMA", "CatchUp", "IndexBusy", "MemoryIndex"]

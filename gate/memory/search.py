@@ -9,8 +9,6 @@ SUPERSEDED_NO_SUCCESSOR, OTHER_PROJECT, ALREADY_DELIVERED, DUPLICATE, BELOW_Z (t
 
 from __future__ import annotations
 
-from collections.abc import Collection
-
 from gate.memory.index import MemoryIndex
 from gate.memory.vocab import LINK_TYPES, joined_cues
 from gate.rules import load_rules
@@ -18,6 +16,7 @@ from gate.textproc import terms as text_terms
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from typing import Any
 
 MAX_QUERY_TERMS = 32

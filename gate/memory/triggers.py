@@ -24,10 +24,10 @@ class, and a glob without wildcards names a file or a whole directory (gate/memo
 from __future__ import annotations
 
 import time
-from functools import cache
 
 from gate.errors import ValidationError
 from gate.literals import IGNORECASE, CompiledOnUse, compile_cached
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:

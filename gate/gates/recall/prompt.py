@@ -11,9 +11,8 @@ the reply are tokenized once whichever of them run. Word lists and limits: rules
 
 from __future__ import annotations
 
-from functools import cache
-
 from gate.literals import CompiledOnUse
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 from gate.rule_reading import rule_number, rule_section
 from gate.textproc import CAMEL, expand_identifiers, terms
 

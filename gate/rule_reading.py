@@ -42,7 +42,9 @@ def rule_patterns(rules: Rules, *path: str, key: str = "patterns", text: bool = 
     if found is None:
         from gate.literals import lazy_patterns  # (loaded already by whoever reads patterns: the Stop gate)
 
-        found = _lazy[(items, flags)] = lazy_patterns(items, flags, getattr(rules, "literals", {}))
+        found = _lazy[(items, flags)] = lazy_patterns(
+            items, flags, getattr(rules, "literals", {}), getattr(rules, "prefilters", None)
+        )
     return found
 
 

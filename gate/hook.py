@@ -123,6 +123,7 @@ def run(event: Any, started: float) -> str | None:
     ctx = HookContext(event=event, event_name=event_name, session_id=session_id, paths=paths, settings=settings)
     with open_ledger(session_id) as ledger:
         outcome = decide(ctx, ledger)
+    ctx.finish()
     output = outcome.output
     # ASCII JSON (non-ASCII as \u escapes): writable whatever the locale's stdout encoding, and a lone
     # surrogate read from a transcript cannot make the write fail after the gate has decided.

@@ -55,6 +55,12 @@ class HookContext:
 
         return load(self.paths, defaults_from(self.rules("triggers")))
 
+    def finish(self) -> None:
+        """After the gate's answer: what it read that the next hook can read back (the index's kept reads)."""
+        index = self.__dict__.get("index")
+        if index is not None:
+            index.save_kept_reads()
+
     @cached_property
     def index(self) -> MemoryIndex:
         from gate.memory.index import MemoryIndex  # PreCompact and plain Stops never open the index

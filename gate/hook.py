@@ -10,10 +10,11 @@ refuse is the first change of a turn that owes the agent's own search (gate/gate
 from __future__ import annotations
 
 import gc
-import json
 import os
 import sys
 import time
+
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -122,6 +123,7 @@ def run(event: Any, started: float) -> str | None:
     ctx = HookContext(event=event, event_name=event_name, session_id=session_id, paths=paths, settings=settings)
     with open_ledger(session_id) as ledger:
         outcome = decide(ctx, ledger)
+    ctx.finish()
     output = outcome.output
     # ASCII JSON (non-ASCII as \u escapes): writable whatever the locale's stdout encoding, and a lone
     # surrogate read from a transcript cannot make the write fail after the gate has decided.

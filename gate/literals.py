@@ -20,12 +20,18 @@ re.compile, as before.
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
+    import re
     from typing import Any
+
+# re's flags as the engine reads them (re.IGNORECASE …, which are these ints): a hook that compiles nothing new
+# imports no `re` (and no `enum` with it), ~2 ms of a hook process; re.compile takes these as they are.
+IGNORECASE = 2
+MULTILINE = 8
+DOTALL = 16
 
 # The only characters beyond ASCII that re.IGNORECASE matches to an ASCII letter (checked over all of Unicode
 # in tests/test_literals.py). Mapped before lowercasing (U+0130 lowercases to two characters).
@@ -49,22 +55,21 @@ class LazyPattern:
 
     __slots__ = ("_broken", "_compiled", "flags", "ignore_case", "literals", "source")
 
-    def __init__(self, source: str, flags: int, literals: list[Any] | None) -> None:
+    def __init__(self, source: str, flags: int, literals: Any, prepared: bool = False) -> None:
+        """`literals`: the pattern's entry of the rules' literal table, or (`prepared`) what prefilter() made of
+        it (the rules snapshot keeps those: a Stop builds some 190 patterns, and working each out cost ~4 µs)."""
         self.source = source
         self.flags = flags
         self._compiled: re.Pattern[str] | None = None
         self._broken = False
-        self.literals: tuple[tuple[str, ...], ...] = ()  # one string of each group must be in the text
-        self.ignore_case = False
-        if _well_formed(literals):
-            groups, own_ignore_case = literals  # type: ignore[misc]
-            self.ignore_case = bool(own_ignore_case) or bool(flags & re.IGNORECASE)
-            if not self.ignore_case:
-                self.literals = tuple(tuple(group) for group in groups)
-            else:  # groups with cased letters beyond ASCII are left to the regex (their case folding is not ours)
-                self.literals = tuple(
-                    tuple(s.lower() for s in group) for group in groups if all(folds_plainly(s) for s in group)
-                )
+        entry = literals if prepared else prefilter(literals)
+        if entry is None:
+            self.literals: tuple[tuple[str, ...], ...] = ()  # one string of each group must be in the text
+            self.ignore_case = False
+        else:
+            own_ignore_case, exact, folded = entry
+            self.ignore_case = own_ignore_case or bool(flags & IGNORECASE)
+            self.literals = folded if self.ignore_case else exact
 
     def compiled(self) -> re.Pattern[str] | None:
         """The compiled regex; None for one that does not compile (a user's broken override costs that pattern,
@@ -72,7 +77,11 @@ class LazyPattern:
         if self._compiled is None and not self._broken:
             try:
                 self._compiled = compile_cached(self.source, self.flags)
-            except re.error:
+            except Exception as error:
+                import re  # (loaded already: only a compile raises it)
+
+                if not isinstance(error, re.error):
+                    raise
                 self._broken = True
         return self._compiled
 
@@ -80,14 +89,45 @@ class LazyPattern:
         if not self.literals:
             return True
         if self.ignore_case:
-            text = text.lower() if text.isascii() else text.translate(IGNORECASE_FOLD).lower()
-        return all(any(literal in text for literal in group) for group in self.literals)
+            text = _lowered(text)
+        for group in self.literals:  # (plain loops: generators cost a Stop hook's ~400 checks ~0.3 ms)
+            for literal in group:
+                if literal in text:
+                    break
+            else:
+                return False
+        return True
 
     def search(self, text: str) -> re.Match[str] | None:
         if not self.could_match(text):
             return None
         compiled = self.compiled()
         return compiled.search(text) if compiled is not None else None
+
+
+_last_lowered: list[str] = ["", ""]  # the last text lowered, and its lowered form
+
+
+def _lowered(text: str) -> str:
+    """The text as the prefilters compare it under IGNORECASE; the last one is kept, as the patterns of a list are
+    checked against one text after the other."""
+    if text is _last_lowered[0]:
+        return _last_lowered[1]
+    lowered = text.lower() if text.isascii() else text.translate(IGNORECASE_FOLD).lower()
+    _last_lowered[0], _last_lowered[1] = text, lowered
+    return lowered
+
+
+def prefilter(literals: Any) -> tuple[bool, tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]] | None:
+    """What LazyPattern makes of a pattern's entry in the literal table: (its own ignore-case, the groups as they
+    are, the groups compared lowercased — those with cased letters beyond ASCII left out, their case folding is
+    not ours), or None for no prefilter."""
+    if not _well_formed(literals):
+        return None
+    groups, own_ignore_case = literals
+    exact = tuple(tuple(group) for group in groups)
+    folded = tuple(tuple(s.lower() for s in group) for group in groups if all(folds_plainly(s) for s in group))
+    return bool(own_ignore_case), exact, folded
 
 
 def _well_formed(literals: Any) -> bool:
@@ -100,8 +140,13 @@ def _well_formed(literals: Any) -> bool:
     )
 
 
-def lazy_patterns(sources: list[str] | tuple[str, ...], flags: int, table: dict[str, Any]) -> list[LazyPattern]:
-    """LazyPatterns for a list of rule patterns, with the required strings the rules snapshot worked out."""
+def lazy_patterns(
+    sources: list[str] | tuple[str, ...], flags: int, table: dict[str, Any], prepared: dict[str, Any] | None = None
+) -> list[LazyPattern]:
+    """LazyPatterns for a list of rule patterns, with the required strings the rules snapshot worked out (`table`),
+    or what prefilter() made of them (`prepared`, when the snapshot holds it)."""
+    if prepared is not None:
+        return [LazyPattern(source, flags, prepared.get(source), prepared=True) for source in sources]
     return [LazyPattern(source, flags, table.get(source)) for source in sources]
 
 
@@ -125,7 +170,7 @@ def _known_programs() -> dict[tuple[Any, int], tuple[Any, ...]]:
 
         try:
             with open(_programs_file(), "rb") as handle:
-                data = marshal.load(handle)
+                data = marshal.loads(handle.read())  # (marshal.load reads a file piece by piece: ~5x slower)
             _programs = data if isinstance(data, dict) else {}
         except (OSError, ValueError, EOFError, TypeError):
             _programs = {}
@@ -148,6 +193,8 @@ def compile_cached(source: Any, flags: int = 0) -> re.Pattern[Any]:
             return _sre.compile(source, out_flags, words, groups, groupindex, indexgroup)
         except Exception:  # refused by the engine, or not the shape written below: compile it afresh
             pass
+    import re  # only for a program no earlier process kept
+
     try:
         from array import array
         from re import _compiler, _parser

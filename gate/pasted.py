@@ -8,24 +8,25 @@ the recall gate searches the user's own lines and the log's error lines only.
 
 from __future__ import annotations
 
-import re
-from functools import cache
+from gate.literals import IGNORECASE, compile_cached
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
+    import re
     from collections.abc import Mapping
     from typing import Any
 
 
 def _any(patterns: tuple[str, ...], flags: int = 0) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns) or r"(?!)", flags)
+    return compile_cached("|".join(f"(?:{p})" for p in patterns) or r"(?!)", flags)  # a kept program if any
 
 
 @cache
 def _patterns(
     log_lines: tuple[str, ...], error_lines: tuple[str, ...], frame_lines: tuple[str, ...] = ()
 ) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    return _any(log_lines), _any(error_lines, re.IGNORECASE), _any(frame_lines)
+    return _any(log_lines), _any(error_lines, IGNORECASE), _any(frame_lines)
 
 
 def _log_lines(lines: list[str], log: re.Pattern[str], frame: re.Pattern[str]) -> list[bool]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import cache
+
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 
 APP_NAME = "memory-gate"
 join = os.path.join

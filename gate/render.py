@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
 
 from gate.literals import IGNORECASE_FOLD, CompiledOnUse
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 HARD_LIMIT_CHARS = 9_500

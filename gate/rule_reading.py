@@ -7,7 +7,7 @@ another's helpers.
 
 from __future__ import annotations
 
-import re
+from gate.literals import IGNORECASE, MULTILINE
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -37,12 +37,14 @@ def rule_patterns(rules: Rules, *path: str, key: str = "patterns", text: bool = 
     raw = rule_section(rules, *path).get(key, [])
     items = tuple(str(p) for p in raw) if isinstance(raw, list) else ()
     # Sentences are prose: case does not matter. Tool output is not ("0 failed" vs "FAILED").
-    flags = re.IGNORECASE if text else re.MULTILINE
+    flags = IGNORECASE if text else MULTILINE
     found = _lazy.get((items, flags))
     if found is None:
         from gate.literals import lazy_patterns  # (loaded already by whoever reads patterns: the Stop gate)
 
-        found = _lazy[(items, flags)] = lazy_patterns(items, flags, getattr(rules, "literals", {}))
+        found = _lazy[(items, flags)] = lazy_patterns(
+            items, flags, getattr(rules, "literals", {}), getattr(rules, "prefilters", None)
+        )
     return found
 
 

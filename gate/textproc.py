@@ -11,13 +11,15 @@ the index.
 
 from __future__ import annotations
 
-import re
-from functools import cache
-
 import Stemmer
 
 from gate.literals import compile_cached
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 from gate.rules import load_rules
+
+TYPE_CHECKING = False  # annotations are strings; re is imported only to type them
+if TYPE_CHECKING:
+    import re
 
 # tantivy's simple tokenizer: runs of alphanumeric characters (str.isalnum, i.e. \w without the underscore)
 TOKEN = r"[^\W_]+"

@@ -229,3 +229,39 @@ def test_an_english_prompt_compiles_no_pattern_of_the_unspaced_scripts(project: 
     chinese = {**event, "session_id": "zh", "prompt": "看一下储备账户的瀑布触发"}
     compiled = _loaded(COMPILED, {**os.environ, FORM: "launcher"}, json.dumps(chinese).encode())
     assert [p for p in compiled if "\u3040" in p or "\\u3040" in p]  # the probe does see it when it is used
+
+
+# The hook as the launcher runs it, then what entry() does on the way out (keep newly compiled programs), then
+# the modules loaded — written without json, which the probe must not import itself.
+KEEPING = """
+import sys
+from gate.hook import main
+main()
+sys.modules["gate.literals"].save_new_programs()
+sys.stdout.write('\\n["' + '", "'.join(sorted(sys.modules)) + '"]')
+"""
+
+
+def test_steady_state_hooks_import_neither_json_nor_re(project: Path, gate) -> None:
+    """json, re, enum, functools and collections cost a hook process some 7 ms to import (issue 31): the hooks
+    read and write JSON through gate/fastjson.py, compile their regexes from kept programs and cache through
+    gate/memo.py, so a hook whose rules and patterns were seen before loads none of them."""
+    gate("remember", "Reserve account waterfall triggers at 30 days overdue", "--kind", "decision")
+    gate("remember", "Always run the linter before committing", "--kind", "directive")
+    settle_store_dirs(project)
+    env = {**os.environ, FORM: "launcher"}
+    events = [
+        {"hook_event_name": "UserPromptSubmit", "prompt": "When does the reserve account waterfall trigger?"},
+        {"hook_event_name": "Stop", "stop_hook_active": False,
+         "last_assistant_message": "The root cause was a stale lock. I decided to use a lease, because it expires."},
+        {"hook_event_name": "SessionStart", "source": "startup"},
+        {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "src/a.py"}},
+    ]
+    for number, fields in enumerate(events):
+        for run in range(3):  # the first runs parse the rules and compile the patterns, and keep both
+            event = {"session_id": f"kept-{number}-{run}", "transcript_path": "", "cwd": str(project), **fields}
+            modules = _loaded(KEEPING, env, json.dumps(event).encode())
+        last = json.loads(Path(audit_log_file()).read_text().splitlines()[-1])
+        assert last["event"] == fields["hook_event_name"] and last["decision"] != "failed_open", last
+        heavy = modules & {"json", "re", "enum", "functools", "collections"}
+        assert not heavy, (fields["hook_event_name"], sorted(heavy))

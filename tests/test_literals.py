@@ -151,3 +151,42 @@ def test_a_changed_private_parser_means_no_prefilter(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(_parser, "parse", broken)
     assert required_literals(r"\broot cause\b") is None
     assert literal_table({"fix": {"patterns": [r"\broot cause\b"]}}) == {r"\broot cause\b": None}
+
+
+@pytest.mark.parametrize("flags", [re.IGNORECASE, re.MULTILINE, 0])
+def test_patterns_built_from_the_snapshots_prefilters_are_the_ones_built_from_the_literals(
+    flags: int, isolated_home: Path
+) -> None:
+    """The rules snapshot keeps what prefilter() makes of each pattern's literals: a LazyPattern built from it
+    holds the same strings, and says the same of every text, as one built from the literals themselves."""
+    from gate import rules as rules_module
+    from gate.literals import prefilter
+
+    rules_module._load.cache_clear()
+    built = rules_module.load_rules("writeback")  # parsed, then kept
+    rules_module._load.cache_clear()
+    kept = rules_module.load_rules("writeback")  # read back from the snapshot
+    rules_module._load.cache_clear()
+    assert kept == built and kept.literals == built.literals and kept.prefilters == built.prefilters
+    assert kept.prefilters and set(kept.prefilters) == set(kept.literals)
+    texts = _texts()[:400]
+    damaged = {"a": [[["x"]], False, "extra"], "b": None, "c": [[[]], False], "d": [[["ok", 3]], True]}
+    for source, entry in [*kept.literals.items(), *damaged.items()]:
+        plain = LazyPattern(source, flags, entry)
+        prepared = LazyPattern(source, flags, kept.prefilters.get(source, prefilter(entry)), prepared=True)
+        assert (prepared.literals, prepared.ignore_case) == (plain.literals, plain.ignore_case), source
+        assert [prepared.could_match(t) for t in texts] == [plain.could_match(t) for t in texts], source
+    sources = list(kept.literals)
+    from_prefilters = lazy_patterns(sources, flags, kept.literals, kept.prefilters)
+    from_literals = lazy_patterns(sources, flags, kept.literals)
+    assert [(p.literals, p.ignore_case) for p in from_prefilters] == [
+        (p.literals, p.ignore_case) for p in from_literals
+    ]
+
+
+def test_the_lowered_text_kept_for_the_next_pattern_is_the_texts_own() -> None:
+    first = LazyPattern(r"root cause", re.IGNORECASE, [[["root cause"]], False])
+    second = LazyPattern(r"turns? out", re.IGNORECASE, [[["turn"]], False])
+    assert first.could_match("The ROOT Cause was X") and not second.could_match("The ROOT Cause was X")
+    assert second.could_match("It TURNS out") and not first.could_match("It TURNS out")
+    assert first.could_match("The ROOT Cause was X")  # another text in between: lowered again, not confused

@@ -47,3 +47,60 @@ def test_the_environment_comes_first_and_the_audit_counts_what_the_index_had_no_
     record = audit()[-1]
     assert record["indexed"][0] == "m-env-db"  # older, and of the last kind: first all the same
     assert len(record["indexed"]) == 2 and record["index_beyond_max_lines"] == 2
+
+
+def _kept_files(project: Path) -> list[Path]:
+    from gate.paths import ProjectPaths
+
+    return sorted(Path(ProjectPaths.for_cwd(str(project)).index_dir).glob("kept-*.marshal"))
+
+
+def test_a_session_start_reads_back_what_the_last_one_kept_and_reads_again_after_a_change(project: Path,
+                                                                                           hook) -> None:
+    """The reads a session start keeps for the index's commit (issue 31) give the answer the index gives, and a
+    write (a new commit) is never answered from the reads kept before it."""
+    _remember(project, "m-rule-a", "directive", "Run the migrations before the tests")
+    _remember(project, "m-env-db", "reference", "The app's database is Postgres 16 in the docker container db-1")
+    _remember(project, "m-gotcha-1", "gotcha", "The invoice export drops rows with a null currency")
+    first, _ = hook(event(project, "SessionStart", source="startup", session="start-1"))
+    assert _kept_files(project)  # kept for the next start
+    second, _ = hook(event(project, "SessionStart", source="startup", session="start-2"))
+    assert context_of(second, "SessionStart") == context_of(first, "SessionStart")
+    assert audit()[-1]["indexed"] == ["m-env-db", "m-gotcha-1"]
+    for kept in _kept_files(project):  # and without them, the same answer
+        kept.unlink()
+    third, _ = hook(event(project, "SessionStart", source="startup", session="start-3"))
+    assert context_of(third, "SessionStart") == context_of(first, "SessionStart")
+
+    _remember(project, "m-rule-b", "directive", "Tag every release in git")
+    _remember(project, "m-gotcha-2", "gotcha", "The staging server clock runs five minutes late",
+              created="2026-03-01T00:00:00Z")
+    Store.for_cwd(str(project)).forget("m-gotcha-1")
+    after, _ = hook(event(project, "SessionStart", source="startup", session="start-4"))
+    text = context_of(after, "SessionStart")
+    assert "Tag every release in git" in text and "Run the migrations" in text
+    assert audit()[-1]["indexed"] == ["m-gotcha-2", "m-env-db"]  # the new environment fact first; the forgotten gone
+    again, _ = hook(event(project, "SessionStart", source="startup", session="start-5"))
+    assert context_of(again, "SessionStart") == text
+
+
+def test_kept_reads_of_another_commit_or_damaged_ones_are_not_read(project: Path, hook) -> None:
+    _remember(project, "m-rule-a", "directive", "Run the migrations before the tests")
+    first, _ = hook(event(project, "SessionStart", source="startup", session="kept-1"))
+    kept = _kept_files(project)
+    assert kept
+    for path in kept:
+        path.write_bytes(b"\x00not marshal")
+    second, _ = hook(event(project, "SessionStart", source="startup", session="kept-2"))
+    assert context_of(second, "SessionStart") == context_of(first, "SessionStart")
+    import marshal
+
+    for path in _kept_files(project):  # well formed, but kept for another commit: a directive that is no more
+        data = marshal.loads(path.read_bytes())
+        data["commit"] = b"another commit"
+        data["reads"] = {limit: [{**record, "title": "A rule nobody wrote"} for record in records]
+                         for limit, records in data["reads"].items()} if path.name.startswith("kept-kind-") else {}
+        path.write_bytes(marshal.dumps(data))
+    third, _ = hook(event(project, "SessionStart", source="startup", session="kept-3"))
+    assert context_of(third, "SessionStart") == context_of(first, "SessionStart")
+    assert "A rule nobody wrote" not in context_of(third, "SessionStart")

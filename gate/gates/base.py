@@ -6,8 +6,7 @@ class's methods costs the hook several milliseconds per process, which the bench
 
 from __future__ import annotations
 
-from functools import cached_property
-
+from gate.memo import cached_property  # without functools (gate/memo.py)
 from gate.rules import load_rules
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
@@ -55,6 +54,12 @@ class HookContext:
         from gate.memory.cues import defaults_from
 
         return load(self.paths, defaults_from(self.rules("triggers")))
+
+    def finish(self) -> None:
+        """After the gate's answer: what it read that the next hook can read back (the index's kept reads)."""
+        index = self.__dict__.get("index")
+        if index is not None:
+            index.save_kept_reads()
 
     @cached_property
     def index(self) -> MemoryIndex:

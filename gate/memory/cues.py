@@ -26,9 +26,9 @@ there, and the builder is imported only when a store changed).
 
 from __future__ import annotations
 
-import json
 import os
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.paths import ProjectPaths
 
 join = os.path.join

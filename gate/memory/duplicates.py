@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from difflib import SequenceMatcher
-from functools import cache
 from typing import Any
 
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 from gate.memory.index import MemoryIndex
 from gate.memory.model import Memory
 from gate.rules import load_rules

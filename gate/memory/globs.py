@@ -8,14 +8,26 @@ call touches (gate/gates/delivery/anchors.py).
 
 from __future__ import annotations
 
-import re
-from functools import cache
+from gate.literals import compile_cached
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
+
+TYPE_CHECKING = False  # annotations are strings; re is imported only to type them
+if TYPE_CHECKING:
+    import re
+
+_SPECIAL = frozenset("()[]{}?*+-|^$\\.&~# \t\n\r\v\f")  # the characters re.escape escapes
+
+
+def _escape(ch: str) -> str:
+    """re.escape(ch), without importing `re` for it."""
+    return "\\" + ch if ch in _SPECIAL else ch
 
 
 @cache
 def _drive() -> re.Pattern[str]:
-    """Compiled on first use: a hook that never normalizes a glob never pays for it."""
-    return re.compile(r"^[A-Za-z]:/")
+    """Compiled on first use (from a kept program, gate/literals.py): a hook that never normalizes a glob never
+    pays for it."""
+    return compile_cached(r"^[A-Za-z]:/")
 
 
 def normalize_glob(glob: str) -> str:
@@ -61,7 +73,7 @@ def _segment_regex(segment: str) -> str:
         elif ch == "[":
             end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "^") else i + 1)
             if end == -1:
-                out.append(re.escape(ch))
+                out.append(_escape(ch))
             else:
                 body = segment[i + 1 : end]
                 negate = body[:1] in ("!", "^")
@@ -70,7 +82,7 @@ def _segment_regex(segment: str) -> str:
                 out.append(("[^/" if negate else "[") + body + "]")
                 i = end
         else:
-            out.append(re.escape(ch))
+            out.append(_escape(ch))
         i += 1
     return "".join(out)
 
@@ -117,6 +129,8 @@ def could_contain(glob: str, directory: str) -> bool:
     if not any(_has_magic(s) for s in gsegs):
         gsegs.append("**")
     dsegs = directory.split("/") if directory else []
+    import re  # (a directory walked for a glob: rare on the hook path)
+
     compiled = [None if s == "**" else re.compile(_segment_regex(s)) for s in gsegs]
 
     def walk(gi: int, di: int) -> bool:

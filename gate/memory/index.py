@@ -16,13 +16,11 @@ gate/memory/index_build.py.
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
-from collections.abc import Iterable
 
-from gate.memory.engine import tantivy
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.memory.index_schema import (
-    SCHEMA,
     SCHEMA_VERSION,
     SCOPES_INDEXED,
     CatchUp,
@@ -34,15 +32,32 @@ from gate.memory.index_schema import (
     write_dirs,
 )
 from gate.memory.scan import SUFFIX, settled
-from gate.paths import ProjectPaths, ensure_private_dir
+from gate.paths import ProjectPaths, ensure_private_dir, replace_file
 
 join = os.path.join
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["SCHEMA", "CatchUp", "IndexBusy", "MemoryIndex"]
+    from gate.memory.engine import tantivy
+
+__all__ = ["SCHEMA", "CatchUp", "IndexBusy", "MemoryIndex"]  # noqa: F822 (SCHEMA: built on first use, __getattr__)
+
+
+def _engine() -> tuple[Any, Any]:
+    """tantivy and the schema, imported at the first read that needs them (gate/memory/index_schema.py schema)."""
+    from gate.memory.engine import tantivy
+    from gate.memory.index_schema import schema
+
+    return tantivy, schema()
+
+
+def __getattr__(name: str) -> Any:  # `from gate.memory.index import SCHEMA`
+    if name == "SCHEMA":
+        return _engine()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # A hook builds a missing index itself only for stores this small; a larger build (e.g. 100k memories after
 # the cache was cleared) would outlast the hook's timeout on every prompt, so it goes to a detached process.
@@ -60,6 +75,8 @@ class MemoryIndex:
         self._searcher: tantivy.Searcher | None = None
         self._searcher_generation: tuple[int, int, int] | None = None
         self.analyzer_registered = False  # the writer's (gate/memory/index_write.py)
+        self._kept: dict[str, tuple[bytes, dict[Any, Any]]] = {}  # bucket -> (its commit, the reads kept for it)
+        self._unsaved: set[str] = set()
 
     # --- manifests --------------------------------------------------------------------------------------------
     @property
@@ -85,6 +102,7 @@ class MemoryIndex:
 
     # --- tantivy ------------------------------------------------------------------------------------------------
     def open(self) -> tantivy.Index:
+        tantivy, SCHEMA = _engine()
         if self._index is None:
             # 0700: the index stores every memory's full record, private ones included (tantivy's files are 0644)
             ensure_private_dir(self.dir)
@@ -278,6 +296,7 @@ class MemoryIndex:
         self, terms: Iterable[str], boosts: dict[str, float], weights: dict[str, float] | None = None
     ) -> tantivy.Query:
         """Any of the terms in any field, each clause boosted by its field's boost times the term's weight."""
+        tantivy, SCHEMA = _engine()
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         for term in terms:
             weight = weights.get(term, 1.0) if weights else 1.0
@@ -329,6 +348,7 @@ class MemoryIndex:
     def explain(self, terms: list[str], boosts: dict[str, float], key: str) -> list[tuple[str, str, float]]:
         """(field, term, score) of every query clause that matches the document `key`, as BM25 scored it
         (boost included): which field and which terms made a hit."""
+        tantivy, SCHEMA = _engine()
         searcher = self.searcher()
         found = searcher.search(tantivy.Query.term_query(SCHEMA, "key", key, index_option="basic"), limit=1)
         if not found.hits:
@@ -353,15 +373,90 @@ class MemoryIndex:
         return json.loads(bytes(doc.get_first("record")))
 
     def by_field(self, field_name: str, value: str, limit: int = 50) -> list[dict[str, Any]]:
+        tantivy, SCHEMA = _engine()
         searcher = self.searcher()
         query = tantivy.Query.term_query(SCHEMA, field_name, value, index_option="basic")
         result = searcher.search(query, limit=limit, count=False)
         return [self._record(searcher, address) for _, address in result.hits]
 
+    # --- reads kept for the last commit ----------------------------------------------------------------------------
+    # A session start reads the same few hundred records at every start (the memories of each standing and index
+    # kind: at 100,000 memories 8 searches and 400 records decoded, ~6 ms of its CPU) while the index has not
+    # changed. They are kept in the index directory, a file per kind (a spawn reads two of them), beside the commit
+    # they were read from (meta.json, which every commit rewrites: its segments and opstamp), and read back while
+    # meta.json is that commit's.
+    def _commit_mark(self) -> bytes | None:
+        try:
+            with open(join(self.dir, "meta.json"), "rb") as handle:
+                return handle.read() or None
+        except OSError:
+            return None
+
+    def _kept_reads(self, bucket: str) -> dict[Any, Any] | None:
+        """The reads of a bucket kept for the index's current commit (empty when kept for another, or none were);
+        None when the index has no commit to keep them for."""
+        mark = self._commit_mark()  # (each time: a process that reads again after a commit reads the new one)
+        if mark is None:
+            return None
+        held = self._kept.get(bucket)
+        if held is None or held[0] != mark:
+            reads: dict[Any, Any] = {}
+            try:
+                with open(join(self.dir, f"kept-{bucket}.marshal"), "rb") as handle:
+                    data = marshal.loads(handle.read())  # (marshal.load reads a file piece by piece: ~5x slower)
+                if data.get("commit") == mark and isinstance(data.get("reads"), dict):
+                    reads = data["reads"]
+            except (OSError, ValueError, EOFError, TypeError, AttributeError):
+                pass
+            self._kept[bucket] = held = (mark, reads)
+            self._unsaved.discard(bucket)
+        return held[1]
+
+    def save_kept_reads(self) -> None:
+        """Write the buckets this process read anew (once, after the reads of a hook: HookContext.finish)."""
+        for bucket in sorted(self._unsaved):
+            # kept under the commit whose meta.json was read before the reads: one made since (its records may be
+            # newer) has a meta.json of its own, under which nothing is kept yet
+            mark, reads = self._kept[bucket]
+            try:
+                data = marshal.dumps({"commit": mark, "reads": reads})
+                replace_file(join(self.dir, f"kept-{bucket}.marshal"), data)
+            except (OSError, ValueError):
+                pass  # nothing kept, nothing lost: the next start reads the index
+        self._unsaved.clear()
+
+    def of_kind(self, kind: str, limit: int = 50) -> list[dict[str, Any]]:
+        """by_field("kind", kind, limit), kept for the commit it was read from (the session start's reads)."""
+        plain = kind.isascii() and kind.islower() and kind.replace("_", "").replace("-", "").isalnum()
+        bucket = f"kind-{kind}"
+        kept = self._kept_reads(bucket) if plain else None  # (a kind no file name carries as it is: not kept)
+        if kept is None:
+            return self.by_field("kind", kind, limit)
+        if limit not in kept:
+            kept[limit] = self.by_field("kind", kind, limit)
+            self._unsaved.add(bucket)
+        return list(kept[limit])
+
+    def naming_any_kept(self, ids: Iterable[str], field_names: tuple[str, ...], terms: Iterable[str]) -> set[str]:
+        """naming_any, kept for the commit it was read from (the session start's environment facts)."""
+        wanted = tuple(sorted(set(ids)))  # (sorted: the answer is a set, and the terms come from one)
+        named = tuple(sorted(set(terms)))
+        kept = self._kept_reads("naming")
+        if kept is None:
+            return self.naming_any(wanted, field_names, named)
+        key = (wanted, tuple(field_names), named)
+        if key not in kept:
+            if len(kept) >= 8:  # other candidates at each start (a resumed session's): the last few are kept
+                kept.clear()
+            kept[key] = sorted(self.naming_any(wanted, field_names, named))
+            self._unsaved.add("naming")
+        return set(kept[key])
+
     def naming_any(self, ids: Iterable[str], field_names: tuple[str, ...], terms: Iterable[str]) -> set[str]:
         """Of the memories `ids`, those whose `field_names` hold any of `terms` as the analyzer indexed them (the
         terms of gate.textproc.terms, which analyses alike): one search, where tokenizing each memory's text in
         Python cost a session start ~4 ms at 250 memories."""
+        tantivy, SCHEMA = _engine()
         wanted = list(dict.fromkeys(ids))
         named = list(dict.fromkeys(terms))
         if not wanted or not named:

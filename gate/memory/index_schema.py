@@ -7,16 +7,16 @@ writer (gate/memory/index_write.py) both read them through these helpers, so nei
 
 from __future__ import annotations
 
-import json
 import os
 
-from gate.memory.engine import tantivy
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.paths import replace_file
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
     from typing import Any
 
+    from gate.memory.engine import tantivy
     from gate.memory.files import CorruptMemoryFile
 
 # 4: the cues field, each document's file signature, supersession derived from links; unspaced scripts indexed
@@ -34,6 +34,8 @@ class IndexBusy(Exception):
 
 
 def _build_schema() -> tantivy.Schema:
+    from gate.memory.engine import tantivy
+
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("key", stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
@@ -51,7 +53,21 @@ def _build_schema() -> tantivy.Schema:
     return builder.build()
 
 
-SCHEMA = _build_schema()
+_schema: list[tantivy.Schema] = []
+
+
+def schema() -> tantivy.Schema:
+    """The schema, built (and tantivy imported) on first use: a session start whose reads the index kept for its
+    commit needs neither (tantivy's import is ~3 ms of it)."""
+    if not _schema:
+        _schema.append(_build_schema())
+    return _schema[0]
+
+
+def __getattr__(name: str) -> Any:  # `from gate.memory.index_schema import SCHEMA`: the schema, built then
+    if name == "SCHEMA":
+        return schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class CatchUp:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+
+TYPE_CHECKING = False  # collections.abc costs a hook ~1 ms to import (collections with it); annotations are strings
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 SUFFIX = ".toml"
 TEMP_PREFIX = ".tmp-"

@@ -10,8 +10,6 @@ FEW_TERMS (a plain search's hit holding fewer of the query's terms than [cut] mi
 
 from __future__ import annotations
 
-from collections.abc import Collection
-
 from gate.memory.index import MemoryIndex
 from gate.memory.vocab import LINK_TYPES, joined_cues
 from gate.rules import load_rules
@@ -19,6 +17,7 @@ from gate.textproc import terms as text_terms
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from typing import Any
 
 MAX_QUERY_TERMS = 32

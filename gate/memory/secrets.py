@@ -9,9 +9,9 @@ by the patterns alone."""
 from __future__ import annotations
 
 import re
-from functools import cache
 
 from gate.errors import SecretError
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 from gate.rules import load_rules
 
 TYPE_CHECKING = False

@@ -23,14 +23,15 @@ class, and a glob without wildcards names a file or a whole directory (gate/memo
 
 from __future__ import annotations
 
-import re
 import time
-from functools import cache
 
 from gate.errors import ValidationError
+from gate.literals import IGNORECASE, CompiledOnUse, compile_cached
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 EVENTS = ("session-start", "post-compaction", "prompt", "pre-edit", "pre-run")
@@ -43,14 +44,16 @@ MAX_TRIGGERS = 20
 
 @cache
 def _patterns() -> dict[str, re.Pattern[str]]:
-    """Compiled on first use: a hook that never parses a spec never pays for them."""
+    """Compiled on first use, from the programs an earlier process kept (gate/literals.py): a hook that never
+    parses a spec never pays for them, and one that does imports no `re`."""
+    names = "|".join(c.replace("-", "\\-") for c in CLAUSES)  # re.escape of these names
     return {
-        "split": re.compile(r",(?=\s*(?:" + "|".join(re.escape(c) for c in CLAUSES) + r")\s*:)"),
-        "duration": re.compile(r"(\d+)\s*([smhdw])"),
-        "duration_whole": re.compile(r"(?:\d+\s*[smhdw]\s*)+"),
-        "relative": re.compile(r"\+\s*((?:\d+\s*[smhdw]\s*)+)"),
-        "date": re.compile(
-            r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?\s*(Z|[+-]\d{2}:?\d{2})?", re.IGNORECASE
+        "split": compile_cached(r",(?=\s*(?:" + names + r")\s*:)"),
+        "duration": compile_cached(r"(\d+)\s*([smhdw])"),
+        "duration_whole": compile_cached(r"(?:\d+\s*[smhdw]\s*)+"),
+        "relative": compile_cached(r"\+\s*((?:\d+\s*[smhdw]\s*)+)"),
+        "date": compile_cached(
+            r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?\s*(Z|[+-]\d{2}:?\d{2})?", IGNORECASE
         ),
     }
 
@@ -133,7 +136,7 @@ def required_literal(pattern: str) -> list[object] | None:
         parsed = parser.parse(pattern)
     except Exception:  # another Python's internals: no shortcut, the regex alone decides
         return None
-    ignore = bool(parsed.state.flags & re.IGNORECASE)
+    ignore = bool(parsed.state.flags & IGNORECASE)
     best, run = "", []
     for op, argument in parsed:
         if op is constants.LITERAL:
@@ -158,14 +161,15 @@ def window_state(trigger: dict[str, object], now: float) -> str:
     return "open"
 
 
-_WORDLIKE = r"[a-z][a-z_-]{0,19}"  # a clause name as people mistype one: never a secret (compiled on use)
+_WORDLIKE = r"[a-z][a-z_-]{0,19}"  # a clause name as people mistype one: never a secret
+_WORDLIKE_RE = CompiledOnUse(_WORDLIKE)
 
 
 def _shape(spec: str) -> str:
     """A spec named by its clause names only: an error message must never repeat a value (it may be a secret
     that the store is about to refuse)."""
     names = [part.partition(":")[0].strip().lower() for part in _patterns()["split"].split(spec)]
-    known = [name if name in CLAUSES or re.fullmatch(_WORDLIKE, name) else "?" for name in names]
+    known = [name if name in CLAUSES or _WORDLIKE_RE.fullmatch(name) else "?" for name in names]
     return "'" + ",".join(f"{name}:…" for name in known) + "'"
 
 
@@ -180,7 +184,7 @@ def split_clauses(spec: str) -> list[tuple[str, str]]:
         name = name.strip().lower()
         if not sep or name not in CLAUSES:
             # A word-like name is quoted back (it is no secret); anything else is not repeated (see _shape).
-            what = f"{name!r} is not a clause name" if sep and re.fullmatch(_WORDLIKE, name) else (
+            what = f"{name!r} is not a clause name" if sep and _WORDLIKE_RE.fullmatch(name) else (
                 "a clause has no NAME:" if not sep else "a clause name is not one gate knows")
             raise _fail(spec, f"{what}; every clause is NAME:VALUE with NAME one of " + ", ".join(CLAUSES))
         clauses.append((name, value.strip()))
@@ -252,6 +256,8 @@ def parse(spec: str, *, now: float | None = None) -> Trigger:
             except ValueError as error:
                 raise _fail(spec, f"path: {error}") from error
         elif name == "command":
+            import re  # (a command cue: its regex is checked as written)
+
             try:
                 re.compile(value)
             except re.error as error:

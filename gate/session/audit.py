@@ -4,11 +4,10 @@ the log rotates to audit.jsonl.1 (one generation kept)."""
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import time
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.literals import CompiledOnUse
 from gate.paths import audit_log_file, error_log_file
 from gate.session.logfile import append, error_line
@@ -73,6 +72,8 @@ def _redact_text(text: str, pieces: frozenset[str]) -> str:
             return REDACTED  # a search term cut from a secret (possibly stemmed)
         for piece in pieces:
             if piece in lowered:
+                import re  # (only where a secret's piece is in the text)
+
                 text = re.sub(re.escape(piece), REDACTED, text, flags=re.IGNORECASE)
                 lowered = text.lower()
     return text

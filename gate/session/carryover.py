@@ -16,10 +16,10 @@ A session whose deferral another session took does not remind of it again (`drop
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.paths import ensure_private_dir, replace_file
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway

@@ -9,10 +9,10 @@ hooks of one session racing (two Stop hooks, say) cannot lose an update or break
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.paths import ensure_private_dir, replace_file, sessions_dir, sha256_builtin
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway

@@ -7,10 +7,10 @@ error log without importing the secrets scanner (which reads the rules).
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.paths import ensure_private_dir
 
 

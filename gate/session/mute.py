@@ -7,10 +7,10 @@ stay silent and say so in the audit (reason SKIP_MUTED), so `gate stats` can cou
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.paths import ProjectPaths
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway

@@ -17,10 +17,10 @@ scheduled job), not a request: `repeats` counts each prompt's fingerprint (the l
 
 from __future__ import annotations
 
-import json
 import math
 import os
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.paths import ProjectPaths, ensure_private_dir, replace_file
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway

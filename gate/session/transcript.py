@@ -11,15 +11,15 @@ never raise; when nothing can be read the caller's `last_assistant_message` stan
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import stat
 
+from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
 from gate.session.turn import COMPACT_SUMMARY, PROMPT, Turn, TurnCollector, classify_user, entry_text
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterator
     from typing import Any
 

@@ -6,7 +6,7 @@ gate/session/transcript.py; `gate replay` walks them forwards with the same clas
 
 from __future__ import annotations
 
-import re
+from gate.literals import CompiledOnUse
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ _NOT_A_PROMPT = (
 _SPAWN_TOOLS = frozenset({"Agent", "Task"})
 # A slash command the user ran: it starts a turn of its own, so it bounds the current one.
 _COMMAND = r"<command-name>\s*([^<]*)</command-name>"
+_COMMAND_RE = CompiledOnUse(_COMMAND)  # compiled from a kept program (gate/literals.py): no `re` import
 
 
 class _Plain:
@@ -179,7 +180,7 @@ def classify_user(entry: dict[str, Any]) -> tuple[str, str]:
         return INTERRUPTED, ""
     if entry.get("isMeta") is True or not text.strip() or text.lstrip().startswith(_NOT_A_PROMPT):
         return NOT_A_PROMPT, ""
-    command = re.search(_COMMAND, text) if "<command-name>" in text else None
+    command = _COMMAND_RE.search(text) if "<command-name>" in text else None
     if command:
         return COMMAND, command.group(1).strip()
     return PROMPT, text

@@ -17,7 +17,6 @@ syntax: gate/memory/triggers.py and rules/triggers.toml.
 from __future__ import annotations
 
 import os
-import re
 import time
 
 from gate.gates.base import HookContext, Outcome, additional_context
@@ -30,6 +29,7 @@ from gate.session.mute import muted_by
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 GATE = "anchors"

@@ -11,15 +11,14 @@ the reply are tokenized once whichever of them run. Word lists and limits: rules
 
 from __future__ import annotations
 
-import re
-from functools import cache
-
 from gate.literals import CompiledOnUse
+from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 from gate.rule_reading import rule_number, rule_section
 from gate.textproc import CAMEL, expand_identifiers, terms
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterable, Mapping
     from typing import Any
 

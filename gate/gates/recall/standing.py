@@ -29,7 +29,7 @@ def _of_kind(ctx: HookContext, kind: str, limit: int = STANDING_LIMIT) -> list[d
     """Active memories of one kind in this project and the user scope, newest first."""
     project = ctx.paths.root
     found = [
-        r for r in ctx.index.by_field("kind", kind, limit)
+        r for r in ctx.index.of_kind(kind, limit)  # by_field("kind", …), kept for the index's commit
         if r["status"] == "active" and (r.get("scope") != "private" or not r.get("project") or r["project"] == project)
     ]
     return sorted(found, key=lambda r: r.get("created", ""), reverse=True)
@@ -59,7 +59,7 @@ def index_tier(ctx: HookContext, shown: set[str]) -> tuple[list[dict], int]:
     candidates = [r for kind in conf.get("kinds", []) for r in _of_kind(ctx, str(kind)) if r["id"] not in shown]
     environment = _environment_words(tuple(conf.get("environment", [])))
     if environment:
-        about = ctx.index.naming_any([r["id"] for r in candidates], ("title", "tags"), environment)
+        about = ctx.index.naming_any_kept([r["id"] for r in candidates], ("title", "tags"), environment)
         first = [r for r in candidates if r["id"] in about]  # its title or its tags name the environment
         ids = {r["id"] for r in first}
         candidates = first + [r for r in candidates if r["id"] not in ids]

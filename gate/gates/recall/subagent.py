@@ -223,8 +223,7 @@ def _first_prompt(path: str | None) -> str | None:
     """The subagent's first user message: the task prompt as the spawn left it."""
     if not path:
         return None
-    import json
-
+    from gate import fastjson as json
     from gate.session.turn import entry_text
 
     try:

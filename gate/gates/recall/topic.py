@@ -10,7 +10,6 @@ the memory search. Every threshold and word list is data in rules/topic_shift.to
 from __future__ import annotations
 
 import math
-import re
 
 from gate.gates.recall.prompt import PromptText
 from gate.rule_reading import rule_number, rule_section
@@ -118,14 +117,14 @@ def _readable(chosen: list[str], surface: Mapping[str, str], sequence: list[str 
 
 def _cue(prompt: str, rules: Rules, kind: str) -> bool:
     """Does the prompt carry a discourse marker of this kind ("pivot" or "continuation")?"""
-    from gate.literals import LazyPattern  # only for a prompt whose verdict a cue can change
+    from gate.literals import IGNORECASE, LazyPattern  # only for a prompt whose verdict a cue can change
 
     text = prompt[:2000]
     table = getattr(rules, "literals", {})
     # One at a time, stopping at the first that matches, each compiled only when the prompt holds a string it
     # requires (gate/literals.py): compiling one costs ~0.1 ms.
     return any(
-        LazyPattern(str(pattern), re.IGNORECASE, table.get(str(pattern))).search(text)
+        LazyPattern(str(pattern), IGNORECASE, table.get(str(pattern))).search(text)
         for pattern in rule_section(rules, "cues").get(kind, [])
     )
 

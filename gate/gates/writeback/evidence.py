@@ -11,13 +11,12 @@ the plain strings it requires, which spares a Stop hook compiling ~80 regexes pe
 
 from __future__ import annotations
 
-import re
-
-from gate.literals import CompiledOnUse
+from gate.literals import DOTALL, CompiledOnUse
 from gate.rule_reading import kind_phrase, rule_patterns, rule_section
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
@@ -31,7 +30,7 @@ KINDS = ("decision", "fix", "gotcha", "preference", "learning")
 # Code fences and inline code: compiled (re's cache) only for text that has a backquote or a tilde fence.
 _FENCE = r"```.*?(?:```|$)|~~~.*?(?:~~~|$)"
 _INLINE = r"`([^`\n]{0,80})`"
-_FENCE_RE = CompiledOnUse(_FENCE, re.S)
+_FENCE_RE = CompiledOnUse(_FENCE, DOTALL)
 _INLINE_RE = CompiledOnUse(_INLINE)
 # Sentence ends: ". " before a capital, a line break, or a CJK full stop / exclamation / question mark.
 _SENTENCE = CompiledOnUse(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[])|\n+|(?<=[。！？])")
@@ -89,13 +88,17 @@ def _limit(rules: Rules, key: str, default: int) -> int:
 # sentences
 
 
+def _code_text(match: re.Match[str]) -> str:
+    return match.group(1)  # what r"\1" gives, without `re` (a template is parsed by re's Python code)
+
+
 def sentences(text: str) -> list[str]:
     """Prose sentences of a text: fenced code removed, inline code unwrapped, one sentence per item."""
     prose = text
     if "```" in prose or "~~~" in prose:
         prose = _FENCE_RE.sub(" ", prose)
     if "`" in prose:
-        prose = _INLINE_RE.sub(r"\1", prose)
+        prose = _INLINE_RE.sub(_code_text, prose)
     out = []
     for piece in _SENTENCE.split(prose):
         piece = _SPACE.sub(" ", piece).strip(" -*>#\t")

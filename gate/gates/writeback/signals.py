@@ -23,9 +23,7 @@ The phrases are data (regexes in several languages); what they are worth is the 
 
 from __future__ import annotations
 
-import re
-
-from gate.literals import CompiledOnUse, LazyPattern
+from gate.literals import DOTALL, CompiledOnUse, LazyPattern
 from gate.rule_reading import rule_patterns, rule_section
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
@@ -38,7 +36,8 @@ if TYPE_CHECKING:
     Rules = Mapping[str, Any]
 
 # Compiled at first use, from the program an earlier process kept (gate/literals.py).
-_FENCED = CompiledOnUse(r"```.*?(?:```|$)", re.S)
+_FENCED = CompiledOnUse(r"```.*?(?:```|$)", DOTALL)
+_REDIRECT = CompiledOnUse(r">>?\s*(\S+)")  # where a shell redirect writes
 _PARAGRAPH_BREAK = CompiledOnUse(r"\n\s*\n")
 _END_CHARS = 600  # the end of the reply: where it asks the user something
 
@@ -133,7 +132,7 @@ def wrote_notes(turn: Turn, rules: Rules) -> str:
             return use.name
         command = use.input.get("command")
         if use.name == "Bash" and isinstance(command, str) and ">" in command:
-            for target in re.findall(r">>?\s*(\S+)", command):
+            for target in _REDIRECT.findall(command):
                 if _any(paths, target):
                     return target
     return ""

@@ -213,3 +213,16 @@ def kill_at_write(command: list[str], site_dir: os.PathLike[str] | str, under: l
         return None
     proc.returncode = os.waitstatus_to_exitcode(status)
     return proc.returncode
+
+
+def stop_turn(prompt: str, text: str, tools: Any = ()) -> Any:
+    """A finished turn for the write-back gate's tests: the prompt, one reply, and its tool calls in order, each
+    (name, input) — a result "ok" — or (name, input, result text, is_error)."""
+    from gate.session.turn import ToolResult, ToolUse, Turn
+
+    turn = Turn(prompt=prompt, assistant_texts=[text], complete=True)
+    for i, (name, tool_input, *result) in enumerate(tools):
+        output, error = result if result else ("ok", False)
+        turn.tool_uses.append(ToolUse(f"t{i}", name, tool_input, seq=2 * i))
+        turn.tool_results.append(ToolResult(f"t{i}", output, error, seq=2 * i + 1))
+    return turn

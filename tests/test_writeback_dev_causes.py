@@ -8,12 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support import stop_turn
 
 from gate.gates.writeback.evidence import find_evidence, find_store_decision
 from gate.gates.writeback.signals import asks_user, turn_signals
 from gate.gates.writeback.verdict import decide
 from gate.rules import load_rules
-from gate.session.turn import ToolResult, ToolUse, Turn
+from gate.session.turn import Turn
 
 
 @pytest.fixture
@@ -21,12 +22,7 @@ def rules() -> Any:
     return load_rules("writeback")
 
 
-def _turn(prompt: str, text: str, tools: list[tuple[str, dict[str, Any]]] = ()) -> Turn:
-    turn = Turn(prompt=prompt, assistant_texts=[text], complete=True)
-    for i, (name, tool_input) in enumerate(tools):
-        turn.tool_uses.append(ToolUse(f"t{i}", name, tool_input, seq=2 * i))
-        turn.tool_results.append(ToolResult(f"t{i}", "ok", False, seq=2 * i + 1))
-    return turn
+_turn = stop_turn
 
 
 def _verdict(turn: Turn, rules: Any) -> Any:

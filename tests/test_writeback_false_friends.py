@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support import stop_turn
 
 from gate.gates.writeback.evidence import find_evidence, find_store_decision
 from gate.rules import load_rules
-from gate.session.turn import ToolResult, ToolUse, Turn
 
 
 @pytest.fixture
@@ -19,13 +19,7 @@ def rules() -> Any:
     return load_rules("writeback")
 
 
-def _turn(prompt: str, text: str, tools: list[tuple[str, dict[str, Any], str, bool]] = ()) -> Turn:
-    """tools: (name, input, result text, is_error), in order."""
-    turn = Turn(prompt=prompt, assistant_texts=[text], complete=True)
-    for i, (name, tool_input, output, error) in enumerate(tools):
-        turn.tool_uses.append(ToolUse(f"t{i}", name, tool_input, seq=2 * i))
-        turn.tool_results.append(ToolResult(f"t{i}", output, error, seq=2 * i + 1))
-    return turn
+_turn = stop_turn
 
 
 def _edit(path: str) -> tuple[str, dict[str, Any], str, bool]:

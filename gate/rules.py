@@ -176,13 +176,14 @@ def _load(name: str, project_root: str | None, overlay: str | None = None, user_
 
     literals = literal_table(merged)
     prefilters = {source: prefilter(entry) for source, entry in literals.items()}
-    data = marshal.dumps({"layers": present, "rules": merged, "literals": literals, "prefilters": prefilters})
     try:
+        # (a TOML date or time is no value marshal writes: such rules are parsed at each call, as if uncached)
+        data = marshal.dumps({"layers": present, "rules": merged, "literals": literals, "prefilters": prefilters})
         directory, filename = os.path.split(snapshot)
         ensure_private_dir(directory)  # a user's rules may name private things (their own secret patterns)
         replace_file(snapshot, data)
         _prune(directory, name, filename)
-    except OSError:
+    except (OSError, ValueError):
         pass  # no cache, no harm: the next call parses again
     return RuleTable(merged, literals, prefilters)
 

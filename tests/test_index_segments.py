@@ -9,7 +9,8 @@ from pathlib import Path
 import tantivy
 
 from bench.corpus import Generator
-from gate.memory.index import SCHEMA, MemoryIndex
+from gate.memory.index import MemoryIndex
+from gate.memory.index_schema import schema
 from gate.paths import ProjectPaths
 
 
@@ -21,4 +22,4 @@ def test_a_bulk_import_leaves_one_segment(gate, project: Path, tmp_path: Path) -
     assert code == 0, err
     index = MemoryIndex(ProjectPaths.for_cwd(str(project)))
     assert index.num_docs() == len(memories)
-    assert tantivy.Index(SCHEMA, path=index.dir, reuse=True).searcher().num_segments == 1
+    assert tantivy.Index(schema(), path=index.dir, reuse=True).searcher().num_segments == 1

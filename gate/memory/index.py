@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from gate.memory.engine import tantivy
 
-__all__ = ["SCHEMA", "CatchUp", "IndexBusy", "MemoryIndex"]  # noqa: F822 (SCHEMA: built on first use, __getattr__)
+__all__ = ["CatchUp", "IndexBusy", "MemoryIndex"]
 
 
 def _engine() -> tuple[Any, Any]:
@@ -52,12 +52,6 @@ def _engine() -> tuple[Any, Any]:
     from gate.memory.index_schema import schema
 
     return tantivy, schema()
-
-
-def __getattr__(name: str) -> Any:  # `from gate.memory.index import SCHEMA`
-    if name == "SCHEMA":
-        return _engine()[1]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # A hook builds a missing index itself only for stores this small; a larger build (e.g. 100k memories after
 # the cache was cleared) would outlast the hook's timeout on every prompt, so it goes to a detached process.

@@ -64,12 +64,6 @@ def schema() -> tantivy.Schema:
     return _schema[0]
 
 
-def __getattr__(name: str) -> Any:  # `from gate.memory.index_schema import SCHEMA`: the schema, built then
-    if name == "SCHEMA":
-        return schema()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 class CatchUp:
     """What one catch-up did."""
 

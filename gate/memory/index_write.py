@@ -19,7 +19,6 @@ from gate.memory.analyzer import analyzer
 from gate.memory.engine import tantivy
 from gate.memory.index_schema import (
     ANALYZER_NAME,
-    SCHEMA,
     SCHEMA_VERSION,
     SCOPES_INDEXED,
     CatchUp,
@@ -28,6 +27,7 @@ from gate.memory.index_schema import (
     digest_of,
     dir_mtime,
     indexed,
+    schema,
     superseded_ids,
     unreadable_differs,
     write_dirs,
@@ -280,7 +280,7 @@ def _restatus(
         return
     searcher = index.searcher()
     for memory_id in sorted(ids):
-        query = tantivy.Query.term_query(SCHEMA, "id", memory_id, index_option="basic")
+        query = tantivy.Query.term_query(schema(), "id", memory_id, index_option="basic")
         for _, address in searcher.search(query, limit=len(SCOPES_INDEXED), count=False).hits:
             doc = searcher.doc(address)
             record = json.loads(bytes(doc.get_first("record")))

@@ -86,8 +86,8 @@ def measure_queries(root: Path, split: str) -> dict[str, Any]:
     from gate.replay.run import replay_all
 
     out: dict[str, Any] = {}
+    labels = load_labels(str(LABELS / split / "delivery.jsonl"), str(root))
     for path in sorted(QUERIES.glob(f"*/{split}.jsonl")):
-        labels = load_labels(str(LABELS / split / "delivery.jsonl"), str(root))
         queries = load_queries(str(path), str(root))
         with tempfile.TemporaryDirectory(prefix="gate-quality-") as scratch:
             project = Path(scratch) / "project"

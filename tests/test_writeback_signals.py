@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from gate.gates.writeback.evidence import find_evidence
+from gate.gates.writeback.shell import main_command, program
 from gate.gates.writeback.signals import asks_user, recovered, turn_signals, wrote_notes
 from gate.gates.writeback.verdict import decide
 from gate.rules import load_rules
@@ -87,6 +88,23 @@ def test_a_failed_command_then_another_that_works_is_learned_by_trial(rules: Any
         ("Bash", {"command": "grep -r Timeout src"}, "x", False),
     ])
     assert recovered(quiet, rules) is None
+
+
+def test_the_program_of_a_command_is_the_one_after_the_directory_change(rules: Any) -> None:
+    # `cd web && npm test` runs npm: a failed `cd web && npm test` then a passing `cd web && ls` recovered nothing,
+    # and a failed `cd web && npm test` then a passing `npm --prefix web test` is the same program made to work.
+    listing = _turn("why do the tests fail", "They fail on a missing module.", tools=[
+        ("Bash", {"command": "cd web && npm test"}, "Error: Cannot find module 'x'", True),
+        ("Bash", {"command": "cd web && ls node_modules"}, "a\nb", False),
+    ])
+    assert recovered(listing, rules) is None
+    prefixed = _turn("run the web tests", "They pass with the prefix.", tools=[
+        ("Bash", {"command": "cd web && npm test"}, "npm ERR! missing script", True),
+        ("Bash", {"command": "npm --prefix web test"}, "ok", False),
+    ])
+    assert recovered(prefixed, rules) == ("cd web && npm test", "npm --prefix web test")
+    assert program("cd web; CI=1 /usr/local/bin/npx jest --ci") == "npx"
+    assert main_command("cd web") == "cd web"  # all set-up: the line itself
 
 
 @pytest.mark.parametrize(

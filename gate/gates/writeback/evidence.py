@@ -11,6 +11,7 @@ the plain strings it requires, which spares a Stop hook compiling ~80 regexes pe
 
 from __future__ import annotations
 
+from gate.gates.writeback.shell import SETUP_COMMANDS, program
 from gate.literals import DOTALL, CompiledOnUse
 from gate.rule_reading import kind_phrase, rule_patterns, rule_section
 
@@ -218,14 +219,6 @@ def _short(command: str, width: int = 60) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def _program(command: str) -> str:
-    for word in command.strip().split():
-        if "=" in word and not word.startswith(("-", "/", ".")):
-            continue  # an environment assignment before the program
-        return word.rsplit("/", 1)[-1]
-    return ""
-
-
 def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str], bool] | None:
     """An edit followed by a passing run, in a turn that saw a run fail or was asked to fix something:
     (quote, files edited, confirmed). Confirmed: the program that failed before the edits passes after them;
@@ -255,7 +248,8 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str], bool] | None:
     # Confirmed: the program that failed before the edits passes after them, or tests pass that the prompt
     # asked to be fixed. A build or a lint that passes says only that the code builds.
     tests = rule_patterns(rules, "fix", "tools", key="test_commands")
-    confirmed = any(_program(r.command) == _program(success.command) for r in failed_before) or (
+    setup = rule_section(rules, "signals").get("setup_commands", SETUP_COMMANDS)
+    confirmed = any(program(r.command, setup) == program(success.command, setup) for r in failed_before) or (
         asked and any(p.search(success.command) for p in tests)
     )
     files = list(dict.fromkeys(path.rsplit("/", 1)[-1] for seq, path in edits if seq < success.seq and path))

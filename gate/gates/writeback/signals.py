@@ -23,6 +23,7 @@ The phrases are data (regexes in several languages); what they are worth is the 
 
 from __future__ import annotations
 
+from gate.gates.writeback.shell import SETUP_COMMANDS, main_command, program
 from gate.literals import DOTALL, CompiledOnUse, LazyPattern
 from gate.rule_reading import rule_patterns, rule_section
 
@@ -78,23 +79,17 @@ def asks_user(text: str, rules: Rules) -> bool:
     return _any(rule_patterns(rules, "signals", key="asks_user"), tail)
 
 
-def _program(command: str) -> str:
-    words = command.strip().split()
-    for word in words:
-        if "=" in word and not word.startswith(("-", "/", ".")):
-            continue  # an environment assignment before the program
-        return word.rsplit("/", 1)[-1]
-    return ""
-
-
 def recovered(turn: Turn, rules: Rules) -> tuple[str, str] | None:
     """A command that failed, then a different command that succeeded: (failed, worked)."""
     runs = rule_patterns(rules, "signals", key="recovery_ignores")
+    setup = rule_section(rules, "signals").get("setup_commands", SETUP_COMMANDS)
     failed: list[tuple[int, str]] = []
     for use in turn.tool_uses:
         command = use.input.get("command")
-        if use.name != "Bash" or not isinstance(command, str) or not command.strip() or _any(runs, command):
+        if use.name != "Bash" or not isinstance(command, str) or not command.strip():
             continue
+        if _any(runs, main_command(command, setup)):
+            continue  # judged by the program it runs: `cd web && ls` is a listing
         result = turn.result_for(use.id)
         if result is None:
             continue
@@ -102,7 +97,8 @@ def recovered(turn: Turn, rules: Rules) -> tuple[str, str] | None:
             failed.append((use.seq, command.strip()))
         elif failed and command.strip() not in {c for _, c in failed}:
             before = failed[-1][1]
-            if _program(before) == _program(command) or rule_section(rules, "signals").get("recovery_any_program"):
+            any_program = rule_section(rules, "signals").get("recovery_any_program")
+            if any_program or program(before, setup) == program(command, setup):
                 return before, command.strip()
     return None
 

@@ -88,6 +88,15 @@ def test_if_not_already_stored_in_code_is_no_store_decision(rules: Any, text: st
     assert find_store_decision(_turn("add the helper", text), rules) is None
 
 
+@pytest.mark.parametrize("text", [
+    "The flaky retry has already been captured as Task #4 for the QA lead.",
+    "That follow-up is already recorded in the issue tracker as a TODO.",
+])
+def test_already_kept_in_a_task_or_an_issue_is_no_store_decision(rules: Any, text: str) -> None:
+    # a task list or an issue is not memory: the lesson is still unkept
+    assert find_store_decision(_turn("plan the next sprint", text), rules) is None
+
+
 def test_already_stored_is_still_a_store_decision(rules: Any) -> None:
     decision = find_store_decision(_turn("keep this?", "That lesson is already stored in memory."), rules)
     assert decision is not None and decision.kind == "acknowledged"

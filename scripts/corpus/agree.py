@@ -1,7 +1,10 @@
 """Merge two annotators' labels: their agreement, and the labels `gate replay --labels` reads.
 
     python scripts/corpus/agree.py --a DIR_A --b DIR_B --owners A,B,… --rubric writeback|shift|relevance --out FILE
-    python scripts/corpus/agree.py --a DIR --owners … --rubric … --out FILE          (one annotator: dev split)
+    python scripts/corpus/agree.py --a DIR --owners … --rubric … --out FILE          (one annotator)
+
+--a and --b take several folders, comma-separated, when one annotator's side of the labels was done by several
+people (each labelled part of an owner's cases): every file of a stem found in any of them is read.
 
 Annotators write OWNER.<rubric>.jsonl (scripts/corpus/cases.py's sheets; rubrics in ../shared/corpora/rubrics).
 With two annotators only the cases they agree on are written (relevance: the memories both listed, on prompts
@@ -20,9 +23,16 @@ from pathlib import Path
 from typing import Any
 
 
-def _read(directory: Path, owner: str, rubric: str) -> list[dict[str, Any]]:
-    path = directory / f"{owner}.{rubric}.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def _read(directories: list[Path], owner: str, rubric: str) -> list[dict[str, Any]]:
+    paths = [d / f"{owner}.{rubric}.jsonl" for d in directories if (d / f"{owner}.{rubric}.jsonl").is_file()]
+    if not paths:
+        raise SystemExit(f"agree: no {owner}.{rubric}.jsonl in {', '.join(map(str, directories))}")
+    return [json.loads(line) for path in paths for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def _folders(value: str) -> list[Path]:
+    return [Path(part) for part in value.split(",") if part]
 
 
 def _writeback(items: list[dict[str, Any]]) -> dict[tuple[str, int], tuple[bool, str]]:
@@ -68,8 +78,8 @@ def _agreed_memories(a: list[str], b: list[str]) -> list[str] | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--a", required=True, type=Path)
-    parser.add_argument("--b", type=Path)
+    parser.add_argument("--a", required=True, type=_folders, help="the first annotator's folder(s)")
+    parser.add_argument("--b", type=_folders, help="the second annotator's folder(s)")
     parser.add_argument("--owners", required=True)
     parser.add_argument("--rubric", required=True, choices=("writeback", "shift", "relevance"))
     parser.add_argument("--out", required=True, type=Path)

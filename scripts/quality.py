@@ -82,8 +82,12 @@ def measure_queries(root: Path, split: str) -> dict[str, Any]:
     the split's delivery labels: one replay of the delivery sessions per annotator (gate/replay/queries.py)."""
     from gate.paths import ProjectPaths
     from gate.replay.labels import load_labels
-    from gate.replay.queries import load_queries, score_queries
     from gate.replay.run import replay_all
+
+    try:
+        from gate.replay.queries import load_queries, score_queries
+    except ImportError:  # an older checkout (the "before" column) scores no agent queries: its cells read —
+        return {}
 
     out: dict[str, Any] = {}
     labels = load_labels(str(LABELS / split / "delivery.jsonl"), str(root))

@@ -50,7 +50,7 @@ FLOORS = {
     # are no longer notes places, and on test that alone made 3 more false blocks (precision 0.33 -> 0.29, false
     # blocks 2.1 % -> 2.6 %, long sessions with one 7 -> 8). Reported with its cause, the floors set where it leaves
     # them; dropping that change (its own commit) restores the earlier ones.
-    "writeback": {"precision": 0.28, "recall": 0.19, "recall_blocked_or_reminded": 0.48},
+    "writeback": {"precision": 0.28, "recall": 0.22, "recall_blocked_or_reminded": 0.48},
     "recall_shift": {"precision": 0.60, "recall": 0.45},
 }
 # Delivery on the frozen test split (issue 21, measured with the rules chosen on the dev split): expected
@@ -69,8 +69,11 @@ QUERY_CEILINGS = {"noise": 150}
 # turns per 100 turns (7.3), sessions of 10 turns or more that see a false block (7 of 20). (Today's figures are
 # in eval/quality/run.json: 0.021, 7.0, 7 of 20.)
 CEILINGS = {
-    # (false blocks 0.025 -> 0.026 and long sessions 7 -> 8: the notes-places change above)
-    "writeback": {"false_block_rate": 0.026, "reminders_on_ordinary_per_100_turns": 8.0,
+    # (false blocks 0.025 -> 0.026 and long sessions 7 -> 8: the notes-places change above; 0.026 -> 0.028 when a
+    # failed `cd web && npm test` stopped being skipped as a listing (its cd matched recovery_ignores): a
+    # correctness fix that changed nothing on dev and on test blocked one turn more of each kind, labelled to
+    # block and not — recall 0.19 -> 0.23, reported with its cause)
+    "writeback": {"false_block_rate": 0.028, "reminders_on_ordinary_per_100_turns": 8.0,
                   "long_sessions_with_false_block": 8},
 }
 

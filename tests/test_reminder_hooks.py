@@ -157,6 +157,8 @@ def test_the_block_message_is_grammatical_in_full(project: Path) -> None:
     assert lines[0] == "MEMORY CHECK: this turn made a fix and stored nothing."
     assert lines[1:3] == ["What I saw:", f'  - "{ROOT_CAUSE}"']
     assert lines[3].startswith("If it will matter in a later session, store it now")
+    # the placeholders sit in double quotes, where the shell runs `…` and $(…): the agent is told before it writes
+    assert "no backticks or $ inside the double quotes" in lines[3]
     assert lines[4].endswith(
         ' remember "<one-line fact>" --kind fix --body "<why, where, how to verify>" '
         '--cues "<how it would be asked>" --link fixes:<ID>'

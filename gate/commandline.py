@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import shlex
 
+from gate.shellwords import WRAPPERS, is_assignment
+
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
     from typing import Any
 
 SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", ";;", "\n", "(", ")", "{", "}", "!"})
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-# Words that run the command after them (`env FOO=1 ls`, `time pytest`): the command that follows is judged.
-WRAPPERS = frozenset({"env", "time", "command", "builtin", "nice", "nohup"})
 MAX_CHARS = 8_000  # a heredoc of a whole file must not stall the hook: past this, a line counts as a change
 
 
@@ -43,11 +43,6 @@ def _words(command: str) -> list[str] | None:
         return list(lexer)
     except ValueError:  # an unclosed quote
         return None
-
-
-def _is_assignment(word: str) -> bool:
-    name, equals, _ = word.partition("=")
-    return bool(equals) and name.isidentifier()
 
 
 def _gate_subcommand(words: list[str]) -> str | None:
@@ -123,7 +118,7 @@ def read_command(command: str, rules: dict[str, Any]) -> CommandLine:
         index += 1
     simple.append(current)
     for words_of in simple:
-        while words_of and (_is_assignment(words_of[0]) or words_of[0] in WRAPPERS):
+        while words_of and (is_assignment(words_of[0]) or words_of[0] in WRAPPERS):
             words_of = words_of[1:]
         if not words_of:
             continue

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from gate.gates.writeback.evidence import find_evidence
-from gate.gates.writeback.shell import main_command, program
 from gate.gates.writeback.signals import asks_user, recovered, turn_signals, wrote_notes
 from gate.gates.writeback.verdict import decide
 from gate.rules import load_rules
 from gate.session.turn import ToolResult, ToolUse, Turn
+from gate.shellwords import SETUP_COMMANDS, main_command, program, setup_commands
 
 
 @pytest.fixture
@@ -105,6 +105,8 @@ def test_the_program_of_a_command_is_the_one_after_the_directory_change(rules: A
     assert recovered(prefixed, rules) == ("cd web && npm test", "npm --prefix web test")
     assert program("cd web; CI=1 /usr/local/bin/npx jest --ci") == "npx"
     assert main_command("cd web") == "cd web"  # all set-up: the line itself
+    assert program("cd web && time npm test") == "npm"  # a wrapper runs the program after it
+    assert setup_commands({"signals": {"setup_commands": "cd"}}) == SETUP_COMMANDS  # a hand-edited rule gone wrong
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ the plain strings it requires, which spares a Stop hook compiling ~80 regexes pe
 
 from __future__ import annotations
 
-from gate.gates.writeback.shell import SETUP_COMMANDS, program
 from gate.literals import DOTALL, CompiledOnUse
 from gate.rule_reading import kind_phrase, rule_patterns, rule_section
+from gate.shellwords import program, setup_commands
 
 TYPE_CHECKING = False  # typing and dataclasses cost the hook milliseconds to import; annotations are strings
 if TYPE_CHECKING:
@@ -248,7 +248,7 @@ def _tool_fix(turn: Turn, rules: Rules) -> tuple[str, list[str], bool] | None:
     # Confirmed: the program that failed before the edits passes after them, or tests pass that the prompt
     # asked to be fixed. A build or a lint that passes says only that the code builds.
     tests = rule_patterns(rules, "fix", "tools", key="test_commands")
-    setup = rule_section(rules, "signals").get("setup_commands", SETUP_COMMANDS)
+    setup = setup_commands(rules)
     confirmed = any(program(r.command, setup) == program(success.command, setup) for r in failed_before) or (
         asked and any(p.search(success.command) for p in tests)
     )

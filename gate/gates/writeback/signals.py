@@ -23,9 +23,9 @@ The phrases are data (regexes in several languages); what they are worth is the 
 
 from __future__ import annotations
 
-from gate.gates.writeback.shell import SETUP_COMMANDS, main_command, program
 from gate.literals import DOTALL, CompiledOnUse, LazyPattern
 from gate.rule_reading import rule_patterns, rule_section
+from gate.shellwords import main_command, program, setup_commands
 
 TYPE_CHECKING = False  # typing costs the hook milliseconds to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def asks_user(text: str, rules: Rules) -> bool:
 def recovered(turn: Turn, rules: Rules) -> tuple[str, str] | None:
     """A command that failed, then a different command that succeeded: (failed, worked)."""
     runs = rule_patterns(rules, "signals", key="recovery_ignores")
-    setup = rule_section(rules, "signals").get("setup_commands", SETUP_COMMANDS)
+    setup = setup_commands(rules)
     failed: list[tuple[int, str]] = []
     for use in turn.tool_uses:
         command = use.input.get("command")

@@ -1,4 +1,5 @@
-"""Which program a Bash command line runs, as the write-back gate compares a failed run with a later one.
+"""Which program a Bash command line runs (hot path: no imports), as the write-back gate compares a failed run with a
+later one; gate/commandline.py, which parses a line fully for the search the agent must run, shares its words.
 
 `cd web && npm test` runs npm: the directory change, an environment assignment, a `source` or an `export` before
 the program only set it up. The line is split on its operators as written (no shell parsing: the Stop hook does
@@ -7,6 +8,12 @@ not import shlex, which brings `re`); a quoted `&&` splits too, which at worst n
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing costs a hook ~3 ms to import; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import Any
+
+# Words that run the command after them (`env FOO=1 ls`, `time pytest`): the command that follows is the one.
+WRAPPERS = frozenset({"env", "time", "command", "builtin", "nice", "nohup"})
 # The words that only set up the command after them (rules/writeback.toml [signals] setup_commands overrides).
 SETUP_COMMANDS = ("cd", "pushd", "popd", "source", ".", "export", "set", "unset", "ulimit", "nvm", "alias")
 _SEPARATORS = ("&&", "||", ";", "|", "\n")
@@ -19,17 +26,18 @@ def _simple_commands(command: str) -> list[str]:
     return [part.strip() for part in parts if part.strip()]
 
 
-def _is_assignment(word: str) -> bool:
+def is_assignment(word: str) -> bool:
+    """`NAME=value` before a command: an environment assignment, not the program."""
     name, equals, _ = word.partition("=")
     return bool(equals) and name.isidentifier()
 
 
 def main_command(command: str, setup: tuple[str, ...] | list[str] = SETUP_COMMANDS) -> str:
-    """The first simple command of the line that is not set-up, without its assignments: `cd web && npm test` →
-    `npm test`; the line itself when it is all set-up (`cd web`)."""
+    """The first simple command of the line that is not set-up, without its assignments and wrappers:
+    `cd web && time npm test` → `npm test`; the line itself when it is all set-up (`cd web`)."""
     for part in _simple_commands(command):
         words = part.split()
-        while words and _is_assignment(words[0]):
+        while words and (is_assignment(words[0]) or words[0] in WRAPPERS):
             words = words[1:]
         if words and words[0] not in setup:
             return " ".join(words)
@@ -40,3 +48,11 @@ def program(command: str, setup: tuple[str, ...] | list[str] = SETUP_COMMANDS) -
     """The program a command line runs, without its directory: `cd web && /usr/bin/npm test` → `npm`."""
     words = main_command(command, setup).split()
     return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+def setup_commands(rules: Any) -> tuple[str, ...] | list[str]:
+    """The set-up words of the write-back rules ([signals] setup_commands), or the shipped ones when a hand-edited
+    file lacks them or holds something else."""
+    section = rules.get("signals") if isinstance(rules, dict) else None
+    words = section.get("setup_commands") if isinstance(section, dict) else None
+    return words if isinstance(words, list) and all(isinstance(w, str) for w in words) else SETUP_COMMANDS

@@ -134,7 +134,7 @@ ROWS: list[tuple[str, Any, str]] = [
     # (row, how a split's figures read in it, target on the test split)
     ("write-back, blocks alone: precision / recall",
      lambda s: f"{_f(s['writeback']['precision'])} / {_f(s['writeback']['recall'])}", "— / 0.30"),
-    ("write-back: blocked, or reminded at the next prompt (recall)",
+    ("write-back: blocked, or reminded at the next prompt or session start (recall)",
      lambda s: _f(s["writeback"]["recall_blocked_or_reminded"]), "0.55"),
     ("write-back: false blocks, share of ordinary turns", lambda s: _pct(s["writeback"]["false_block_rate"]), "1.5 %"),
     ("write-back: blocks / reminders per 100 turns (reminders on ordinary turns)",
@@ -142,7 +142,7 @@ ROWS: list[tuple[str, Any, str]] = [
                f"({_n(s['writeback']['reminders_on_ordinary_per_100_turns'])})", "— / (8)"),
     ("write-back: sessions of 10 turns or more with a false block",
      lambda s: f"{s['writeback']['long_sessions_with_false_block']} of {s['writeback']['long_sessions']}", ""),
-    ("write-back: turns deferred whose reminder never came (withdrawn, capped, last turn)",
+    ("write-back: turns deferred whose reminder never came (withdrawn, capped, no later session)",
      lambda s: str(s["writeback"]["deferred_not_reminded"]), ""),
     ("recall: expected memories that reached the agent, index line or full text",
      lambda s: _f(s["delivery"]["recall"]), "0.75"),

@@ -422,3 +422,64 @@ def test_compare_lists_a_reminder_the_next_prompt_gains(tmp_path: Path, gate: Ga
     code, text, _ = gate("replay", str(path), "--compare", str(rules))
     assert text.splitlines()[0].endswith("2 changes (1 block removed, 1 reminder added)")
     assert "delivered:" not in text  # a reminder changes no delivery
+
+
+def _deferring_session(tmp_path: Path, session: str, cwd: str, day: int) -> tuple[Path, int]:
+    """A one-turn session on `day` of May that ends with the decision turn (deferred under a threshold of 9)."""
+    t = Transcript(cwd)
+    turn = t.prompt("Where should the ledger live: SQLite or Postgres? Pick one, it must work offline.")
+    t.tool("Edit", {"file_path": f"{cwd}/settings.py", "old_string": "postgres", "new_string": "sqlite"}, "ok")
+    t.say(DECISION_REPLY)
+    t.lines = [line.replace(SESSION.encode(), session.encode()).replace(b"2026-05-01", f"2026-05-{day:02d}".encode())
+               for line in t.lines]
+    return t.write(tmp_path / f"{session}.jsonl"), turn
+
+
+def test_a_turn_deferred_at_a_session_s_end_reminds_the_project_s_next_session_only(
+    tmp_path: Path, gate: Gate
+) -> None:
+    """Issue 30's carry-over, as the replay measures it: the deferred turn a session ended with is reminded of at
+    the start of the next session of the same project (in the order they began, whatever order they are named
+    in), never in another project's session, and counts as reminded."""
+    first, turn = _deferring_session(tmp_path, "5e551011-aaaa-bbbb-cccc-00000000000a", "/srv/app", 3)
+    other, other_turn = _deferring_session(tmp_path, "5e551011-aaaa-bbbb-cccc-00000000000b", "/srv/elsewhere", 4)
+    later, later_turn = _deferring_session(tmp_path, "5e551011-aaaa-bbbb-cccc-00000000000c", "/srv/app", 5)
+    labels = _labels(tmp_path / "labels.jsonl", [
+        {"transcript": later.name, "turn": later_turn, "block": False},
+        {"transcript": other.name, "turn": other_turn, "block": False},
+        {"transcript": first.name, "turn": turn, "block": True, "kind": "decision"},
+    ])
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "writeback.toml").write_text("[score]\nthreshold = 9\n")
+    code, out, err = gate("replay", "--labels", str(labels), "--rules", str(rules), "--json", "--steps")
+    assert code == 0, err
+    data = json.loads(out)
+    starts = {Path(s["transcript"]).name: s["steps"][0]["reason"] for s in data["sessions"]}
+    assert starts == {later.name: "REMINDED_CARRIED_WRITEBACK", other.name: "SKIP_NOTHING_STANDING",
+                      first.name: "SKIP_NOTHING_STANDING"}, starts
+    writeback = data["scores"]["writeback"]
+    assert (writeback["tp"], writeback["fn"], writeback["recall_blocked_or_reminded"]) == (0, 1, 1.0), writeback
+    assert writeback["reminded_at_next_session"] == 1
+    # the other two end deferred too, and no later session of their project reminds of them
+    assert writeback["deferred_not_reminded"] == 2, writeback
+    code, text, _ = gate("replay", "--labels", str(labels), "--rules", str(rules))
+    assert "1 of them at the next session's start (2 deferred turns had no reminder)" in text, text
+
+
+def test_the_replay_s_carried_turn_waits_for_a_session_that_starts_after_it(tmp_path: Path, gate: Gate) -> None:
+    """Two sessions of one project that overlap: the one that began first ends deferred after the other began, so
+    the other's start cannot have seen it; and on the recorded clock, a third session 17 days later is past the
+    week a deferred turn is kept."""
+    first, _ = _deferring_session(tmp_path, "5e551011-aaaa-bbbb-cccc-00000000000d", "/srv/app", 3)
+    overlapping, _ = _deferring_session(tmp_path, "5e551011-aaaa-bbbb-cccc-00000000000e", "/srv/app", 3)
+    late, _ = _deferring_session(tmp_path, "5e551011-aaaa-bbbb-cccc-00000000000f", "/srv/app", 20)
+    lines = first.read_bytes().splitlines()  # it opens an hour before the other; both turns end at 10:00:05
+    first.write_bytes(lines[0].replace(b"T10:", b"T09:", 1) + b"\n" + b"\n".join(lines[1:]) + b"\n")
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "writeback.toml").write_text("[score]\nthreshold = 9\n")
+    code, out, err = gate("replay", str(late), str(overlapping), str(first), "--rules", str(rules), "--json", "--steps")
+    assert code == 0, err
+    starts = {Path(s["transcript"]).name: s["steps"][0]["reason"] for s in json.loads(out)["sessions"]}
+    assert set(starts.values()) == {"SKIP_NOTHING_STANDING"}, starts

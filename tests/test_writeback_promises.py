@@ -179,6 +179,20 @@ def test_a_deferred_turn_older_than_a_week_is_dropped(project: Path, hook: Hook,
     assert json.loads(carry.read_text())["deferred"] == {}  # and it is gone from the file
 
 
+def test_a_deferred_turn_with_no_words_quoted_is_not_carried(project: Path, hook: Hook, tmp_path: Path) -> None:
+    """A turn deferred on its tool evidence alone (edits, no sentence quoted) gives a new session nothing to act on:
+    taken from the file, not shown. (Its own session's next prompt still reminds of it.)"""
+    a = Session(project, tmp_path / "a.jsonl", hook, session="sess-a")
+    deferred_asking(a)
+    [carry] = list((Path(os.environ["GATE_HOME"]) / "state" / "carry").glob("*.json"))
+    data = json.loads(carry.read_text())
+    for entry in data["deferred"].values():
+        entry["quotes"] = [""]
+    carry.write_text(json.dumps(data))
+    assert "MEMORY CHECK" not in session_start(project, hook, tmp_path / "b.jsonl", "sess-b")
+    assert json.loads(carry.read_text())["deferred"] == {}
+
+
 def test_a_muted_project_keeps_the_carried_turn_for_later(
     project: Path, hook: Hook, tmp_path: Path, gate: GateRun
 ) -> None:

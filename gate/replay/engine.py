@@ -5,6 +5,8 @@ that reads the transcript as it stood when the recorded hook ran (Step.end) and 
 memory, one per session, never saved. While a replay runs, the state directory (ledgers, audit, error log,
 mute) points at a throwaway directory (gate.paths.redirect_state), so nothing it replays can touch the
 user's live state; the store is only read. The index may catch up with the memory files, as any search does.
+The deferred turns a session ends with reach the next session of its project (gate/session/carryover.py) on the
+recorded sessions' clock (Step.stamp), so a week between two of them is a week here too.
 """
 
 from __future__ import annotations
@@ -111,21 +113,50 @@ def replay_timeline(
     """Decide every step of one session with a fresh in-memory ledger. The caller redirects the state
     directory (gate.replay.run.replay_all does). `queries`: prompt line -> the agent's query, run through
     `agent_search` against the session's store at that prompt (gate.replay.queries)."""
+    from gate.session import carryover
+
     ledger = Ledger(session=timeline.session_id)
     results = []
-    for step in timeline.steps:
-        ctx = HookContext(
-            event=step.event,
-            event_name=step.name,
-            session_id=timeline.session_id,
-            paths=paths,
-            settings=settings,
-            transcript_end=step.end,
-            rules_overlay=rules_overlay,
-        )
-        result = StepResult(step, _decide(ctx, ledger))
-        if queries and agent_search is not None and step.name == "UserPromptSubmit" and step.line in queries:
-            result.agent_query = queries[step.line]
-            result.agent_hits = agent_search(paths, result.agent_query)
-        results.append(result)
+    try:
+        for step in timeline.steps:
+            carryover.replay_now = _seconds(step.stamp)
+            results.append(_replay_step(step, timeline, ledger, paths, settings, rules_overlay, queries, agent_search))
+    finally:
+        carryover.replay_now = None
     return SessionRun(timeline, results)
+
+
+def _seconds(stamp: str) -> float | None:
+    """A transcript timestamp ("2026-02-13T03:08:00.123Z") as seconds since the epoch (None: none, or unreadable)."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(stamp).timestamp() if stamp else None
+    except ValueError:
+        return None
+
+
+def _replay_step(
+    step: Step,
+    timeline: Timeline,
+    ledger: Ledger,
+    paths: ProjectPaths,
+    settings: dict[str, Any],
+    rules_overlay: str | None,
+    queries: dict[int, str] | None,
+    agent_search: Callable[[ProjectPaths, str], list[str]] | None,
+) -> StepResult:
+    ctx = HookContext(
+        event=step.event,
+        event_name=step.name,
+        session_id=timeline.session_id,
+        paths=paths,
+        settings=settings,
+        transcript_end=step.end,
+        rules_overlay=rules_overlay,
+    )
+    result = StepResult(step, _decide(ctx, ledger))
+    if queries and agent_search is not None and step.name == "UserPromptSubmit" and step.line in queries:
+        result.agent_query = queries[step.line]
+        result.agent_hits = agent_search(paths, result.agent_query)
+    return result

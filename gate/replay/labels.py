@@ -210,6 +210,19 @@ def _matched(
         yield path, line, answer, result
 
 
+def _carried(runs: dict[str, SessionRun]) -> set[tuple[str, Any]]:
+    """(session, deferred turn) of every turn a session ended with still deferred that the start of the project's
+    next session reminded of (gate/session/carryover.py)."""
+    out: set[tuple[str, Any]] = set()
+    for run in runs.values():
+        for result in run.results:
+            if result.step.name == "SessionStart":
+                for pair in result.extra.get("carried_turns", []):
+                    if isinstance(pair, list) and len(pair) == 2:
+                        out.add((str(pair[0]), pair[1]))
+    return out
+
+
 LONG_SESSION_TURNS = 10  # "sessions of 10 turns or more that see a false block"
 
 
@@ -220,6 +233,7 @@ class _Writeback:
         self.reminded = Confusion()  # reminded at the next prompt (turns not blocked)
         self.either = Confusion()  # blocked, or reminded at the next prompt
         self.deferred_unreminded = 0  # deferred by the Stop, no reminder followed (withdrawn, capped, session over)
+        self.reminded_next_session = 0  # of the reminded: at the start of the project's next session (carried)
         self.sessions = self.long_sessions = self.sessions_false = self.long_sessions_false = 0
 
     def session(self, turn_ends: int, false_blocks: int) -> None:
@@ -245,6 +259,7 @@ class _Writeback:
             "reminded": self.reminded.to_json(),
             "blocked_or_reminded": self.either.to_json(),
             "deferred_not_reminded": self.deferred_unreminded,
+            "reminded_at_next_session": self.reminded_next_session,
             "sessions": self.sessions,
             "sessions_with_false_block": self.sessions_false,
             "long_sessions": self.long_sessions,
@@ -269,6 +284,7 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
     irrelevant: list[dict[str, Any]] = []
     leaked: list[dict[str, Any]] = []
     unmatched: list[str] = []
+    carried = _carried(runs)
     for transcript, run in runs.items():
         own = store_ids.get(transcript) if store_ids else None
         language = _language(run)
@@ -356,7 +372,9 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
             block.add(expected_block, blocked)
             false_blocks += blocked and not expected_block
             deferred = result.extra.get("deferred")
-            was_reminded = not blocked and deferred is not None and deferred in reminded
+            at_next_session = deferred is not None and (run.timeline.session_id, deferred) in carried
+            was_reminded = not blocked and deferred is not None and (deferred in reminded or at_next_session)
+            writeback.reminded_next_session += was_reminded and deferred not in reminded
             writeback.deferred_unreminded += deferred is not None and not was_reminded
             if not blocked:
                 writeback.reminded.add(expected_block, was_reminded)

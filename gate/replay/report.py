@@ -251,9 +251,11 @@ def render_scores(scores: dict[str, Any], show_wrong: bool = True) -> list[str]:
         if "reminded" in w:
             either, reminded = w["blocked_or_reminded"], w["reminded"]
             lines.append(
-                f"  blocked or reminded at the next prompt: recall {_figure(either['recall'])} "
-                f"({either['tp']} of {either['tp'] + either['fn']}); reminders: {reminded['tp']} on turns that "
-                f"should block, {reminded['fp']} on ordinary turns"
+                f"  blocked or reminded (at the next prompt, or the next session's start): recall "
+                f"{_figure(either['recall'])} ({either['tp']} of {either['tp'] + either['fn']}); reminders: "
+                f"{reminded['tp']} on turns that should block, {reminded['fp']} on ordinary turns"
+                + (f", {w['reminded_at_next_session']} of them at the next session's start"
+                   if w.get("reminded_at_next_session") else "")
                 + (f" ({w['deferred_not_reminded']} deferred turns had no reminder)" if w["deferred_not_reminded"]
                    else "")
             )

@@ -91,18 +91,23 @@ def replay_all(
 
             with redirect_home(scratch):
                 paths_for, replay.store_ids = sandbox.build(scratch, labels.stores)
-                empty = ProjectPaths.for_cwd(_empty_project(scratch))
-                settings = load_settings(empty.root)
+                settings = load_settings(ProjectPaths.for_cwd(_empty_project(scratch, "")).root)
+                empty: dict[str, ProjectPaths] = {}  # recorded project -> the storeless project of its sessions
                 runs: dict[str, SessionRun] = {}
-                carried: dict[str, str] = {}  # store file -> the prompt table its last replayed session left
+                left: dict[str, ProjectPaths] = {}  # project -> where its last replayed session left its state
                 for timeline in _by_project_in_time(timelines, labels.stores):
-                    paths = paths_for.get(timeline.path, empty)
-                    store_file = labels.stores.get(timeline.path, "")
-                    _carry_prompt_table(carried.get(store_file), paths)
+                    project_of = _project_of(timeline, labels.stores)
+                    paths = paths_for.get(timeline.path)
+                    if paths is None:
+                        if project_of not in empty:
+                            empty[project_of] = ProjectPaths.for_cwd(_empty_project(scratch, f"p{len(empty):04d}"))
+                        paths = empty[project_of]
+                    if project_of in left:
+                        _carry_state(left[project_of], paths)
                     runs[timeline.path] = replay_timeline(
                         timeline, paths, settings, rules_overlay, by_transcript.get(timeline.path), agent_search
                     )
-                    carried[store_file] = prompt_table(paths)
+                    left[project_of] = paths
                     replay.store_ids.setdefault(timeline.path, set())
                 replay.runs = {t.path: runs[t.path] for t in timelines}  # reported in the order given
             return replay
@@ -110,21 +115,49 @@ def replay_all(
 
         MemoryIndex(project).catch_up()  # as `gate search` does: the hooks then find the index current
         settings = load_settings(project.root)
-        with redirect_state(os.path.join(scratch, "state")):
-            sandboxed = ProjectPaths.for_cwd(project.root)  # carries the redirected state directory
-            for timeline in timelines:
-                replay.runs[timeline.path] = replay_timeline(
-                    timeline, sandboxed, settings, rules_overlay, by_transcript.get(timeline.path), agent_search
-                )
+        runs = {}
+        for number, group in enumerate(_by_recorded_project(timelines)):
+            # One state directory per recorded project: what one session leaves for the next (its deferred turns,
+            # gate/session/carryover.py; the prompt table) reaches the sessions of its own project, in the order
+            # they began, never another project's.
+            with redirect_state(os.path.join(scratch, "state", f"p{number:04d}")):
+                sandboxed = ProjectPaths.for_cwd(project.root)  # carries the redirected state directory
+                for timeline in group:
+                    runs[timeline.path] = replay_timeline(
+                        timeline, sandboxed, settings, rules_overlay, by_transcript.get(timeline.path), agent_search
+                    )
+        replay.runs = {t.path: runs[t.path] for t in timelines}  # reported in the order given
     return replay
 
 
+def _recorded_project(timeline: Timeline) -> str:
+    """The project a session was recorded in: the working directory Claude Code gave it, else its folder."""
+    return timeline.cwd or os.path.dirname(timeline.path)
+
+
+def _project_of(timeline: Timeline, stores: dict[str, str]) -> str:
+    """A session's project in a labelled replay: its store's (one store file per project), else the recorded one."""
+    store = stores.get(timeline.path)
+    return f"store:{store}" if store else f"recorded:{_recorded_project(timeline)}"
+
+
 def _by_project_in_time(timelines: list[Timeline], stores: dict[str, str]) -> list[Timeline]:
-    """The sessions of each store's project in the order they began: what one session's prompts taught the
-    prompt table (gate/session/prompt_terms.py) reaches the sessions after it, as it would have live."""
+    """The sessions of each project in the order they began: what one session left (the prompt table,
+    gate/session/prompt_terms.py; its deferred turns, gate/session/carryover.py) reaches the sessions after it, as it
+    would have live."""
     from gate.replay.sandbox import session_start
 
-    return sorted(timelines, key=lambda t: (stores.get(t.path, ""), session_start(t.path), t.path))
+    return sorted(timelines, key=lambda t: (_project_of(t, stores), session_start(t.path), t.path))
+
+
+def _by_recorded_project(timelines: list[Timeline]) -> list[list[Timeline]]:
+    """The sessions grouped by the project they were recorded in, each group in the order its sessions began."""
+    from gate.replay.sandbox import session_start
+
+    groups: dict[str, list[Timeline]] = {}
+    for timeline in timelines:
+        groups.setdefault(_recorded_project(timeline), []).append(timeline)
+    return [sorted(group, key=lambda t: (session_start(t.path), t.path)) for group in groups.values()]
 
 
 def prompt_table(paths: ProjectPaths) -> str:
@@ -133,22 +166,26 @@ def prompt_table(paths: ProjectPaths) -> str:
     return table_file(paths)
 
 
-def _carry_prompt_table(source: str | None, paths: ProjectPaths) -> None:
-    """Each replayed session has a project of its own (its store as it was then); the prompt table is the real
-    project's, so the session starts from the one its project's previous session left."""
-    if not source or not os.path.exists(source):
-        return
+def _carry_state(previous: ProjectPaths, paths: ProjectPaths) -> None:
+    """A session with a store has a project of its own (its store as it was then); what the real project keeps
+    between sessions (the prompt table, the deferred turns) is the project's, so the session starts from what its
+    project's previous session left."""
     import shutil
 
-    target = prompt_table(paths)
-    if os.path.abspath(target) == os.path.abspath(source):
-        return  # the sessions without a store share one project, and so its table
-    os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
-    shutil.copyfile(source, target)
+    from gate.session.carryover import carry_file
+
+    for source, target in ((prompt_table(previous), prompt_table(paths)), (carry_file(previous), carry_file(paths))):
+        if os.path.abspath(target) == os.path.abspath(source):
+            continue  # the sessions of a project without a store share one project, and so its state
+        if os.path.exists(source):
+            os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+            shutil.copyfile(source, target)
+        elif os.path.exists(target):
+            os.remove(target)
 
 
-def _empty_project(home: str) -> str:
-    root = os.path.join(home, "projects", "no-store")
+def _empty_project(home: str, name: str) -> str:
+    root = os.path.join(home, "projects", "no-store", name)
     os.makedirs(os.path.join(root, ".git"), exist_ok=True)
     return root
 

@@ -51,13 +51,14 @@ CONVERSATION = frozenset({"user", "assistant", "system"})
 class Step:
     """One hook event of the recorded session."""
 
-    __slots__ = ("end", "event", "line", "turn")
+    __slots__ = ("end", "event", "line", "stamp", "turn")
 
-    def __init__(self, event: dict[str, Any], line: int, end: int, turn: int) -> None:
+    def __init__(self, event: dict[str, Any], line: int, end: int, turn: int, stamp: str = "") -> None:
         self.event = event  # the hook's stdin, as Claude Code would have sent it (hook_event_name, prompt, …)
         self.line = line  # 1-based line of the transcript entry that caused it (the prompt, the last block, …)
         self.end = end  # the transcript as the hook saw it: its first `end` bytes
         self.turn = turn  # the line of the prompt that opened this turn (0 before the first prompt)
+        self.stamp = stamp  # when it happened: the last transcript timestamp at its line ("" when none yet)
 
     @property
     def name(self) -> str:
@@ -130,15 +131,18 @@ class _Walk:
         self.answered_at: tuple[int, int] | None = None  # (line, end) of the turn's last assistant block
         self.last_text = ""  # the last assistant text of the turn: Stop's last_assistant_message
         self.hook_continued = False  # a Stop hook blocked in this turn
+        self.stamp = ""  # the last timestamp read
+        self.answered_stamp = ""  # ... at the turn's last assistant block
 
-    def emit(self, fields: dict[str, Any], line: int, end: int) -> None:
-        self.timeline.steps.append(Step({**self.base, **fields}, line, end, self.turn))
+    def emit(self, fields: dict[str, Any], line: int, end: int, stamp: str | None = None) -> None:
+        step = Step({**self.base, **fields}, line, end, self.turn, self.stamp if stamp is None else stamp)
+        self.timeline.steps.append(step)
 
     def stop(self) -> None:
         """The open turn's Stop, if it has one that has not run yet."""
         if self.answered_at is not None:
             line, end = self.answered_at
-            self.emit(
+            self.emit(  # (at the time of the turn's last block, not of the prompt after it)
                 {
                     "hook_event_name": "Stop",
                     "stop_hook_active": self.hook_continued,
@@ -146,6 +150,7 @@ class _Walk:
                 },
                 line,
                 end,
+                self.answered_stamp,
             )
         self.answered_at = None
 
@@ -177,7 +182,9 @@ def read_timeline(path: str) -> Timeline:
                 timeline.cwd = str(entry.get("cwd") or "")
                 base.update(session_id=timeline.session_id, cwd=timeline.cwd)
                 walk = _Walk(timeline, base)
+                walk.stamp = _stamp(entry, walk.stamp)
                 walk.emit({"hook_event_name": "SessionStart", "source": "startup"}, number, start)
+            walk.stamp = _stamp(entry, walk.stamp)
             if not timeline.cwd and isinstance(entry.get("cwd"), str) and entry["cwd"]:
                 timeline.cwd = base["cwd"] = entry["cwd"]  # the first lines of some versions have none
             kind = entry.get("type")
@@ -208,6 +215,7 @@ def read_timeline(path: str) -> Timeline:
                 if text.strip():
                     walk.last_text = text
                 walk.answered_at = (number, offset)
+                walk.answered_stamp = walk.stamp
                 continue
             role, text = classify_user(entry)
             if role == TOOL_RESULTS:
@@ -229,6 +237,11 @@ def read_timeline(path: str) -> Timeline:
         if walk is not None:
             walk.stop()
     return timeline
+
+
+def _stamp(entry: dict[str, Any], last: str) -> str:
+    stamp = entry.get("timestamp")
+    return stamp if isinstance(stamp, str) and stamp else last
 
 
 def kept_subagents(path: str) -> dict[str, tuple[str, str, str]]:

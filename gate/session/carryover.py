@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 DAY = 86400.0
 MAX_ENTRIES = 20  # sessions kept per project at most, newest last
 
+# `gate replay` sets this to the recorded session's time at each event (gate/replay/engine.py), so that a week
+# between two recorded sessions is a week there too; live, None: the clock.
+replay_now: float | None = None
+
+
+def _now() -> float:
+    return time.time() if replay_now is None else replay_now
+
 
 def carry_file(paths: ProjectPaths) -> str:
     return os.path.join(paths.dirs.state, "carry", f"{paths.key}.json")
@@ -82,7 +90,7 @@ def keep(paths: ProjectPaths, session: str, pending: dict[str, Any], now: float 
     with _Locked(paths, create=True) as carry:
         entries = carry.deferred
         entries.pop(session, None)
-        entries[session] = {**pending, "time": time.time() if now is None else now}
+        entries[session] = {**pending, "time": _now() if now is None else now}
         for old in list(entries)[:-MAX_ENTRIES]:
             del entries[old]
         carry.changed = True
@@ -112,17 +120,15 @@ def others_waiting(paths: ProjectPaths, session: str) -> bool:
 
 def take(paths: ProjectPaths, session: str, max_days: float, now: float | None = None) -> list[dict[str, Any]]:
     """The deferred turns other sessions ended with, oldest first, each handed out once; too old ones dropped."""
-    now = time.time() if now is None else now
+    now = _now() if now is None else now
     with _Locked(paths, create=False) as carry:
         taken = []
         for other, entry in list(carry.deferred.items()):
-            if other == session:
-                continue
+            when = entry.get("time") if isinstance(entry, dict) else None
+            if other == session or (isinstance(when, int | float) and when > now):
+                continue  # (later than this start: a replay's overlapping sessions; live, the clock's own slip)
             del carry.deferred[other]
             carry.changed = True
-            if not isinstance(entry, dict):
-                continue
-            when = entry.get("time")
             if isinstance(when, int | float) and now - when <= max_days * DAY:
                 taken.append({**entry, "session": other})
         return taken

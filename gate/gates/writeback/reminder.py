@@ -184,8 +184,10 @@ def carried(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
 
     days = rule_section(ctx.rules("writeback"), "reminder").get("carry_days", 7)
     days = days if isinstance(days, int | float) and not isinstance(days, bool) else 7
+    # What a teammate's request found went back to that agent; a turn deferred on its edits alone, with no words
+    # quoted, gives a new session nothing to act on (dev split: 3 such carried, all ordinary turns).
     entries = [e for e in carryover.take(ctx.paths, ctx.session_id, float(days))
-               if e.get("veto") != "agent_prompt"]  # what a teammate's request found went back to that agent
+               if e.get("veto") != "agent_prompt" and any(isinstance(q, str) and q for q in e.get("quotes", []))]
     if not entries:
         return outcome
     texts = [render(ctx, entry, False, carried=True) for entry in entries[-3:]]
@@ -198,7 +200,8 @@ def carried(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     existing = (outcome.output or {}).get("hookSpecificOutput", {}).get("additionalContext", "")
     output = additional_context(ctx.event_name, f"{existing}\n\n{text}" if existing else text)
     extra = {**outcome.extra, "carried_reminder": {"session": newest.get("session"), "turn": newest.get("turn")},
-             "carried_reminders": len(texts), "reminder_chars": len(text)}
+             "carried_reminders": len(texts), "reminder_chars": len(text),
+             "carried_turns": [[e.get("session"), e.get("turn")] for e in entries[-3:]]}
     if outcome.decision == "fired":
         return Outcome(outcome.decision, outcome.reason, output=output, gate=outcome.gate,
                        delivered=outcome.delivered, suppressed=outcome.suppressed, dropped=outcome.dropped,

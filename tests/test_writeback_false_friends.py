@@ -100,3 +100,27 @@ def test_already_kept_in_a_task_or_an_issue_is_no_store_decision(rules: Any, tex
 def test_already_stored_is_still_a_store_decision(rules: Any) -> None:
     decision = find_store_decision(_turn("keep this?", "That lesson is already stored in memory."), rules)
     assert decision is not None and decision.kind == "acknowledged"
+
+
+# --- issue 30, a later round: a figure read off the code, and a shell's trap ---------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "Measured startup time (inferred from the config file): roughly 2 s before the first request.",
+    "The run takes roughly 3 s, extrapolated from the timeouts in the script.",
+])
+def test_a_figure_inferred_from_the_code_is_no_finding(rules: Any, text: str) -> None:
+    assert "learning" not in find_evidence(_turn("explore the tooling", text), rules).features
+
+
+@pytest.mark.parametrize("text", [
+    "Its cleanup trap deletes the scratch directory once the build script stops.",
+    "The script sets trap EXIT to remove the temporary folder.",
+])
+def test_a_shell_trap_is_no_pitfall(rules: Any, text: str) -> None:
+    assert "gotcha" not in find_evidence(_turn("explore the tooling", text), rules).features
+
+
+def test_a_named_trap_is_still_a_gotcha(rules: Any) -> None:
+    text = "The trap here is that the cache is keyed by path, so a renamed file keeps its stale entry."
+    assert find_evidence(_turn("why is the entry stale?", text), rules).features.get("gotcha") == 1.0

@@ -193,6 +193,23 @@ def test_a_deferred_turn_with_no_words_quoted_is_not_carried(project: Path, hook
     assert json.loads(carry.read_text())["deferred"] == {}
 
 
+def test_a_fix_a_teammate_asked_for_is_carried_its_decision_is_not(project: Path, hook: Hook, tmp_path: Path) -> None:
+    """A teammate's turn is deferred (the agent reading its answer is at a teammate's prompt too, so nobody would be
+    asked again): its fix reaches the project's next session (rules/writeback.toml [reminder] carry_teammate_kinds),
+    a decision it made does not."""
+    a = Session(project, tmp_path / "a.jsonl", hook, session="sess-a")
+    a.prompt('<teammate-message teammate_id="lead">the daily report is a day behind, fix it</teammate-message>')
+    assert a.stop(f"{ROOT_CAUSE} The report test passes now.", tools=[EDIT]) == ""
+    assert stops()[-1]["reason"] == "ALLOW_DEFERRED_AGENT_PROMPT", stops()[-1]
+    context = session_start(project, hook, tmp_path / "b.jsonl", "sess-b")
+    assert CARRIED in context and ROOT_CAUSE[:60] in context, context
+    c = Session(project, tmp_path / "c.jsonl", hook, session="sess-c")
+    c.prompt('<teammate-message teammate_id="lead">where should amounts live?</teammate-message>')
+    assert c.stop(DECISION, tools=[EDIT]) == ""
+    assert stops()[-1]["reason"] == "ALLOW_DEFERRED_AGENT_PROMPT", stops()[-1]
+    assert "MEMORY CHECK" not in session_start(project, hook, tmp_path / "d.jsonl", "sess-d")
+
+
 def test_a_muted_project_keeps_the_carried_turn_for_later(
     project: Path, hook: Hook, tmp_path: Path, gate: GateRun
 ) -> None:

@@ -182,12 +182,16 @@ def carried(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     did about the newest."""
     from gate.session import carryover
 
-    days = rule_section(ctx.rules("writeback"), "reminder").get("carry_days", 7)
+    section = rule_section(ctx.rules("writeback"), "reminder")
+    days = section.get("carry_days", 7)
     days = days if isinstance(days, int | float) and not isinstance(days, bool) else 7
-    # What a teammate's request found went back to that agent; a turn deferred on its edits alone, with no words
-    # quoted, gives a new session nothing to act on (dev split: 3 such carried, all ordinary turns).
+    teammate = section.get("carry_teammate_kinds", ["fix"])
+    teammate = {k for k in teammate if isinstance(k, str)} if isinstance(teammate, list) else {"fix"}
+    # A turn deferred on its edits alone, with no words quoted, gives a new session nothing to act on (dev split:
+    # 3 such carried, all ordinary turns); a teammate's turn is carried for its kinds in carry_teammate_kinds.
     entries = [e for e in carryover.take(ctx.paths, ctx.session_id, float(days))
-               if e.get("veto") != "agent_prompt" and any(isinstance(q, str) and q for q in e.get("quotes", []))]
+               if any(isinstance(q, str) and q for q in e.get("quotes", []))
+               and (e.get("veto") != "agent_prompt" or teammate & set(e.get("kinds", [])))]
     if not entries:
         return outcome
     texts = [render(ctx, entry, False, carried=True) for entry in entries[-3:]]

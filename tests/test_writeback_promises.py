@@ -210,6 +210,18 @@ def test_a_fix_a_teammate_asked_for_is_carried_its_decision_is_not(project: Path
     assert "MEMORY CHECK" not in session_start(project, hook, tmp_path / "d.jsonl", "sess-d")
 
 
+def test_more_than_three_carried_turns_wait_for_the_next_start(project: Path, hook: Hook, tmp_path: Path) -> None:
+    """A start shows the newest three deferred turns; a fourth is not lost: the next start shows it."""
+    for name in "abcd":
+        deferred_asking(Session(project, tmp_path / f"{name}.jsonl", hook, session=f"sess-{name}"))
+    context = session_start(project, hook, tmp_path / "e.jsonl", "sess-e")
+    assert context.count(CARRIED) == 3, context
+    assert [pair[0] for pair in audit()[-1]["carried_turns"]] == ["sess-b", "sess-c", "sess-d"], audit()[-1]
+    assert session_start(project, hook, tmp_path / "f.jsonl", "sess-f").count(CARRIED) == 1
+    assert audit()[-1]["carried_reminder"]["session"] == "sess-a"
+    assert "MEMORY CHECK" not in session_start(project, hook, tmp_path / "g.jsonl", "sess-g")
+
+
 def test_a_muted_project_keeps_the_carried_turn_for_later(
     project: Path, hook: Hook, tmp_path: Path, gate: GateRun
 ) -> None:

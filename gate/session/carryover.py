@@ -24,6 +24,7 @@ from gate.paths import ensure_private_dir, replace_file
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from gate.paths import ProjectPaths
@@ -118,17 +119,24 @@ def others_waiting(paths: ProjectPaths, session: str) -> bool:
     return isinstance(deferred, dict) and any(other != session for other in deferred)
 
 
-def take(paths: ProjectPaths, session: str, max_days: float, now: float | None = None) -> list[dict[str, Any]]:
-    """The deferred turns other sessions ended with, oldest first, each handed out once; too old ones dropped."""
+def take(
+    paths: ProjectPaths, session: str, max_days: float, now: float | None = None,
+    wanted: Callable[[dict[str, Any]], bool] | None = None, most: int = 0,
+) -> list[dict[str, Any]]:
+    """The deferred turns other sessions ended with, oldest first, each handed out once; too old ones and those
+    not `wanted` dropped. With `most`, only the newest `most` are handed out: the rest wait for the next start."""
     now = _now() if now is None else now
     with _Locked(paths, create=False) as carry:
         taken = []
-        for other, entry in list(carry.deferred.items()):
+        for other, entry in reversed(list(carry.deferred.items())):
             when = entry.get("time") if isinstance(entry, dict) else None
             if other == session or (isinstance(when, int | float) and when > now):
                 continue  # (later than this start: a replay's overlapping sessions; live, the clock's own slip)
+            fresh = isinstance(when, int | float) and now - when <= max_days * DAY
+            if fresh and (wanted is None or wanted(entry)):
+                if most and len(taken) >= most:
+                    continue  # handed out at a later start
+                taken.append({**entry, "session": other})
             del carry.deferred[other]
             carry.changed = True
-            if isinstance(when, int | float) and now - when <= max_days * DAY:
-                taken.append({**entry, "session": other})
-        return taken
+        return taken[::-1]

@@ -189,9 +189,12 @@ def carried(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     teammate = {k for k in teammate if isinstance(k, str)} if isinstance(teammate, list) else {"fix"}
     # A turn deferred on its edits alone, with no words quoted, gives a new session nothing to act on (dev split:
     # 3 such carried, all ordinary turns); a teammate's turn is carried for its kinds in carry_teammate_kinds.
-    entries = [e for e in carryover.take(ctx.paths, ctx.session_id, float(days))
-               if any(isinstance(q, str) and q for q in e.get("quotes", []))
-               and (e.get("veto") != "agent_prompt" or teammate & set(e.get("kinds", [])))]
+    def wanted(entry: dict[str, Any]) -> bool:
+        return any(isinstance(q, str) and q for q in entry.get("quotes", [])) and (
+            entry.get("veto") != "agent_prompt" or bool(teammate & set(entry.get("kinds", []))))
+
+    # the newest three at most; more wait for the next session's start
+    entries = carryover.take(ctx.paths, ctx.session_id, float(days), wanted=wanted, most=3)
     if not entries:
         return outcome
     texts = [render(ctx, entry, False, carried=True) for entry in entries[-3:]]

@@ -188,7 +188,7 @@ def carried(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     teammate = section.get("carry_teammate_kinds", ["fix"])
     teammate = {k for k in teammate if isinstance(k, str)} if isinstance(teammate, list) else {"fix"}
     # A turn deferred on its edits alone, with no words quoted, gives a new session nothing to act on (dev split:
-    # 3 such carried, all ordinary turns); a teammate's turn is carried for its kinds in carry_teammate_kinds.
+    # 5 such carried, all on ordinary turns); a teammate's turn is carried for its kinds in carry_teammate_kinds.
     def wanted(entry: dict[str, Any]) -> bool:
         return any(isinstance(q, str) and q for q in entry.get("quotes", [])) and (
             entry.get("veto") != "agent_prompt" or bool(teammate & set(entry.get("kinds", []))))

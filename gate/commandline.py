@@ -10,9 +10,7 @@ before the search.
 
 from __future__ import annotations
 
-import shlex
-
-from gate.shellwords import WRAPPERS, is_assignment
+from gate.shellwords import WRAPPERS, is_assignment, split_words
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -34,15 +32,9 @@ class CommandLine:
 
 
 def _words(command: str) -> list[str] | None:
-    """The line's words, operators apart (newlines too: they end a command as `;` does); None when unreadable."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>\n")
-    lexer.whitespace = " \t\r"
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # `#` inside a word (a URL's fragment) is no comment; a real comment is judged as words
-    try:
-        return list(lexer)
-    except ValueError:  # an unclosed quote
-        return None
+    """The line's words, operators apart (newlines too: they end a command as `;` does); None when unreadable (an
+    unclosed quote). `#` inside a word (a URL's fragment) is no comment; a real comment is judged as words."""
+    return split_words(command)
 
 
 def _gate_subcommand(words: list[str]) -> str | None:

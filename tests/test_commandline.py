@@ -80,3 +80,61 @@ def test_gate_subcommands(command: str, subcommands: list[str], rules: dict) -> 
     assert line.gate_subcommands == subcommands
     if subcommands:
         assert not line.changes, "gate's own commands never count as a change"
+
+
+# --- the words, as shlex reads them (gate/shellwords.py split_words is shlex ported, to keep `re` out of the hook)
+
+
+def _shlex_words(command: str) -> list[str] | None:
+    import shlex
+
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+def test_split_words_is_shlex_on_fuzzed_lines() -> None:
+    import random
+
+    from gate.shellwords import split_words
+
+    chance = random.Random(29)
+    alphabet = "ab '\"\\;&|()<>\n\t\r$#=-x1 "
+    lines = ["", " ", "''", '""', "a\\", "'open", 'a "b\\"c" d', "a\\ b", "x>&2", "a&&(b)||c;;d\n\ne"]
+    lines += ["".join(chance.choice(alphabet) for _ in range(chance.randint(0, 24))) for _ in range(20_000)]
+    wrong = [(line, _shlex_words(line), split_words(line)) for line in lines if split_words(line) != _shlex_words(line)]
+    assert not wrong, wrong[:5]
+
+
+def test_split_words_is_shlex_on_the_corpus_commands() -> None:
+    """Every Bash command of the corpus's sessions (skipped where ../shared/corpora is absent)."""
+    import json
+    from pathlib import Path
+
+    from gate.shellwords import split_words
+
+    corpus = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "sessions"
+    if not corpus.is_dir():
+        pytest.skip("the corpus is not at ../shared/corpora")
+    commands = set()
+    for path in corpus.rglob("*.jsonl"):
+        for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if '"Bash"' not in raw:
+                continue
+            try:
+                content = json.loads(raw).get("message", {}).get("content")
+            except (ValueError, AttributeError):
+                continue
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("name") == "Bash":
+                    command = (block.get("input") or {}).get("command")
+                    if isinstance(command, str):
+                        commands.add(command)
+    assert len(commands) > 100, len(commands)
+    wrong = [c for c in commands if split_words(c) != _shlex_words(c)]
+    assert not wrong, wrong[:3]

@@ -265,3 +265,26 @@ def test_steady_state_hooks_import_neither_json_nor_re(project: Path, gate) -> N
         assert last["event"] == fields["hook_event_name"] and last["decision"] != "failed_open", last
         heavy = modules & {"json", "re", "enum", "functools", "collections"}
         assert not heavy, (fields["hook_event_name"], sorted(heavy))
+
+
+def test_a_read_only_command_while_the_search_is_owed_imports_neither_re_nor_shlex(project: Path, gate) -> None:
+    """The search the agent must run reads every Bash line while it is owed (gate/commandline.py): its words come
+    from gate/shellwords.py split_words, not shlex, whose `re` and enum cost the call ~5 ms (bench: search_first)."""
+    gate("remember", "Reserve account waterfall triggers at 30 days overdue", "--kind", "decision")
+    settle_store_dirs(project)
+    env = {**os.environ, FORM: "launcher"}
+    for run in range(3):  # the first runs parse the rules and compile the patterns, and keep both
+        session = f"owed-{run}"
+        prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "When does the reserve account waterfall trigger?"}
+        _loaded(KEEPING, env, json.dumps({"session_id": session, "transcript_path": "", "cwd": str(project),
+                                          **prompt}).encode())
+        owed = json.loads(Path(audit_log_file()).read_text().splitlines()[-1])
+        assert owed["event"] == "UserPromptSubmit" and owed["decision"] == "fired", owed
+        bash = {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_input": {"command": "git status && git diff --stat HEAD~1 -- src/ | head -40"}}
+        modules = _loaded(KEEPING, env, json.dumps({"session_id": session, "transcript_path": "",
+                                                    "cwd": str(project), **bash}).encode())
+    last = json.loads(Path(audit_log_file()).read_text().splitlines()[-1])
+    assert last["event"] == "PreToolUse" and last["decision"] != "failed_open", last
+    assert "gate.commandline" in modules  # the line was read: the search was owed
+    assert not modules & {"re", "shlex", "enum"}, sorted(modules & {"re", "shlex", "enum"})

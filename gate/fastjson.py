@@ -87,6 +87,18 @@ def loads(s: str | bytes | bytearray) -> Any:
     return obj
 
 
+def loads_or(s: str, default: Any) -> Any:
+    """json.loads(s), or `default` for a text that is not one JSON document: what a reader that skips such lines
+    (a transcript's torn last line) needs, without loading json to name the error."""
+    if s.startswith("\ufeff"):
+        return default
+    try:
+        obj, end = _scan(s, _skip_space(s, 0))
+    except Exception:  # StopIteration, SystemError, RecursionError: no document here
+        return default
+    return obj if _skip_space(s, end) == len(s) else default
+
+
 def load(handle: IO[str]) -> Any:
     """json.load(handle)."""
     return loads(handle.read())

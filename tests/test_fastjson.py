@@ -132,3 +132,31 @@ def test_a_process_does_not_import_json_until_a_text_is_no_json_and_then_raises_
         except ValueError as error:
             expected.append(f"{type(error).__name__} {error}")
     assert lines[1:] == expected
+
+
+@pytest.mark.parametrize("document", [d for d in DOCUMENTS if isinstance(d, str)])
+def test_loads_or_is_json_loads_or_the_default(document) -> None:
+    marker = object()
+    theirs = _outcome(json.loads, document)
+    mine = fastjson.loads_or(document, marker)
+    if theirs[0] == "ok":
+        assert _same(mine, theirs[1]), (mine, theirs)
+    else:
+        assert mine is marker, (mine, theirs)
+
+
+LOADS_OR_PROBE = """
+import sys
+from gate import fastjson
+print([fastjson.loads_or(t, None) for t in ('{"a": 1', '[1,]', '{"a": 1} x', '\\ufeff{}', '[' * 100000)])
+print("json" in sys.modules)
+"""
+
+
+def test_loads_or_never_imports_json() -> None:
+    """A transcript's torn last line is skipped without loading json (~5 ms) to name its error."""
+    done = subprocess.run([sys.executable, "-I", "-S", "-c",
+                           f"import sys; sys.path[:0] = {sys.path!r}\n{LOADS_OR_PROBE}"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[None, None, None, None, None]", "False"]

@@ -90,13 +90,17 @@ def _parse(line: bytes) -> dict[str, Any] | None:
         _conversation_type = compile_cached(CONVERSATION_TYPE)
     if not _conversation_type.search(line):
         return None
-    try:
-        entry = json.loads(line.decode("utf-8", errors="replace"))
-        if b"\\ud" in line or b"\\uD" in line:  # an escaped surrogate, perhaps a lone one
+    # a torn last line, garbage, or nesting deeper than json can parse: skipped (and json, which would name the
+    # error, is not loaded for it)
+    entry = json.loads_or(line.decode("utf-8", errors="replace"), None)
+    if not isinstance(entry, dict):
+        return None
+    if b"\\ud" in line or b"\\uD" in line:  # an escaped surrogate, perhaps a lone one
+        try:
             entry = without_surrogates(entry)
-    except (ValueError, RecursionError):
-        return None  # a torn last line, garbage, or nesting deeper than json can parse
-    return entry if isinstance(entry, dict) else None
+        except RecursionError:
+            return None
+    return entry
 
 
 def _fallback(last_assistant_message: str | None) -> Turn:

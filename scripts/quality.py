@@ -131,7 +131,7 @@ def _n(value: float | None) -> str:
 
 
 ROWS: list[tuple[str, Any, str]] = [
-    # (row, how a split's figures read in it, target on the test split)
+    # (row, how a split's figures read in it, target on the test split: issues 29 and 30)
     ("write-back, blocks alone: precision / recall",
      lambda s: f"{_f(s['writeback']['precision'])} / {_f(s['writeback']['recall'])}", "— / 0.30"),
     ("write-back: blocked, or reminded at the next prompt or session start (recall)",
@@ -145,9 +145,9 @@ ROWS: list[tuple[str, Any, str]] = [
     ("write-back: turns deferred whose reminder never came (withdrawn, capped, no later session)",
      lambda s: str(s["writeback"]["deferred_not_reminded"]), ""),
     ("recall: expected memories that reached the agent, index line or full text",
-     lambda s: _f(s["delivery"]["recall"]), "0.75"),
-    ("— of them in full at a prompt", lambda s: _f(s["delivery"]["recall_prompt_time"]), "0.60"),
-    ("recall: injected memories relevant where injected", lambda s: _f(s["delivery"]["injected_precision"]), "0.30"),
+     lambda s: _f(s["delivery"]["recall"]), "0.80"),
+    ("— of them in full at a prompt", lambda s: _f(s["delivery"]["recall_prompt_time"]), "0.45"),
+    ("recall: injected memories relevant where injected", lambda s: _f(s["delivery"]["injected_precision"]), "0.22"),
     ("recall: noise (memories injected at prompts that should get none)",
      lambda s: f"{s['delivery']['noise']} at {s['delivery']['noise_prompts']} prompts", "40"),
     ("recall: searched memory where a shift is labelled, precision / recall",

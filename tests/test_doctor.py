@@ -389,9 +389,14 @@ def test_missing_allow_rules_are_a_warning(
 def test_an_absolute_spelling_the_committed_rules_miss_is_said(
     gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """gate not on PATH: the messages name the script by absolute path, which project rules never hold."""
+    """gate not on PATH: the messages name the script by absolute path, which project rules never hold — a
+    project-scope install allows it in the local settings; without them (say, a project installed on this
+    machine before gate was moved off PATH) doctor says so and how to add them."""
     monkeypatch.setenv("PATH", str(tmp_path))
     gate("install", "--project", str(project))
+    (check,) = of(doctor(gate, "--no-run")[1], "permissions", "ok")
+    assert "local" in check["message"]
+    (project / ".claude" / "settings.local.json").unlink()
     (check,) = of(doctor(gate, "--no-run")[1], "permissions", "info")
     assert str(Path(sys.executable).parent / "gate") in check["message"]
     assert "--scope local --permissions-only" in check["hint"]

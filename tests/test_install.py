@@ -471,6 +471,90 @@ def test_install_allows_gate_commands_as_each_scope_may_spell_them(gate: Gate, p
     assert allow(settings_file(project, "local")) == PORTABLE_RULES + ABSOLUTE_RULES
 
 
+def _gate_off_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PATH with git on it and no gate: gate's messages then name the console script by absolute path."""
+    git = shutil.which("git")
+    assert git is not None
+    monkeypatch.setenv("PATH", os.path.dirname(git))
+    assert shutil.which("gate") is None
+
+
+def _git_project(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def test_project_install_off_path_allows_the_absolute_spelling_on_this_machine(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gate not on PATH: the committed file keeps the `gate` rules only, the local settings get the spelling
+    the messages will use, and a project-scope uninstall takes both back (the files gate created, and .claude/)."""
+    _gate_off_path(monkeypatch)
+    code, out, _ = install(gate, project)
+    assert code == 0 and "gate is not on PATH" in out
+    assert allow(settings_file(project)) == PORTABLE_RULES
+    assert json.loads(settings_file(project, "local").read_text()) == {
+        "permissions": {"allow": PORTABLE_RULES + ABSOLUTE_RULES}
+    }
+    assert render.gate_command() == shlex.quote(SCRIPT)  # what the local rules are for
+    code, out, _ = install(gate, project)
+    assert code == 0 and "gate is not on PATH" not in out  # a re-run changes nothing
+    code, out, _ = uninstall(gate, project)
+    assert code == 0 and str(settings_file(project, "local")) in out
+    assert not (project / ".claude").exists()
+
+
+def test_project_install_on_path_writes_no_local_settings(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    bin_dir = tmp_path / "on-path"
+    bin_dir.mkdir()
+    (bin_dir / "gate").symlink_to(SCRIPT)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert install(gate, project)[0] == 0
+    assert not settings_file(project, "local").exists()
+
+
+def test_project_uninstall_leaves_a_local_scope_install_alone(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Local settings that wire gate's hooks belong to a local-scope install: `--scope local` removes them."""
+    _gate_off_path(monkeypatch)
+    install(gate, project, "--scope", "local")
+    before = settings_file(project, "local").read_text()
+    install(gate, project)
+    uninstall(gate, project)
+    assert settings_file(project, "local").read_text() == before
+    assert not settings_file(project).exists()
+
+
+def test_project_install_dry_run_shows_the_local_rules_and_writes_nothing(
+    gate: Gate, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _gate_off_path(monkeypatch)
+    code, out, _ = install(gate, project, "--dry-run")
+    assert code == 0 and "settings.local.json" in out and ABSOLUTE_RULES[0] in out
+    assert not (project / ".claude").exists()
+
+
+def test_local_settings_git_does_not_ignore_are_said(
+    gate: Gate, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The local file names this machine's paths: where git would commit it, the install says so."""
+    _gate_off_path(monkeypatch)
+    repo = _git_project(tmp_path)
+    _, _, err = install(gate, repo)
+    assert "git does not ignore .claude/settings.local.json" in err
+    uninstall(gate, repo)
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    _, _, err = install(gate, repo)
+    assert "does not ignore" not in err
+    _, _, err = install(gate, repo, "--scope", "local", "--permissions-only")
+    assert "does not ignore" not in err
+
+
 def test_rules_are_spelled_as_the_messages_spell_gate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The rules follow gate/render.py: `gate` when it resolves on PATH to this installation, else the script."""
     monkeypatch.setenv("PATH", str(tmp_path))

@@ -23,7 +23,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "~/.local/share/memory-gate/hook, this machine's launcher, which project-scope installs write; where "
             "there is none (a teammate without gate) the hooks exit 0 and say on stderr how to set gate up. "
             "It also adds permissions.allow rules that let the agent run gate search, show, remember and verify "
-            "without an approval prompt (nothing else: a command chained to one of them still asks)."
+            "without an approval prompt (nothing else: a command chained to one of them still asks). Project scope "
+            "writes them as `gate`; when gate is not on PATH, so that its messages name it by absolute path, that "
+            "spelling's rules go into .claude/settings.local.json (this machine's) too."
         ),
     )
     parser.add_argument(
@@ -58,17 +60,26 @@ def run(args: argparse.Namespace) -> int:
         return 0
     root = commands.resolve_project(args.project)
     plan = commands.plan_install(args.scope, root, python, hooks=not args.permissions_only)
+    if args.scope == "local" and plan.changes and (note := commands.untracked_note(plan.path, root)):
+        plan.notes.append(note)
+    # Planned before anything is written: an invalid local file refuses the whole command.
+    machine = commands.plan_machine_rules(root, python) if args.scope == "project" else None
     if args.dry_run:
         if plan.changes:
             sys.stdout.write(plan.diff())
         else:
             print(f"gate is already wired in {plan.path}; nothing to change")
+        if machine is not None and machine.changes:
+            sys.stdout.write(machine.diff())
         if args.scope == "project" and not args.permissions_only:
             _write_launcher(python, dry_run=True)
         return 0
     result = commands.apply(plan)
     if args.permissions_only:
         _say_rules(plan, result.changed, args.scope, python)
+        _apply_machine_rules(machine, python)
+        for note in plan.notes:
+            print(note, file=sys.stderr)
         return 0
     command = wiring.command_for(args.scope, python)
     if result.changed:
@@ -82,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"previous file saved as {result.backup}")
     else:
         print(f"gate is already wired in {plan.path}; nothing changed")
+    _apply_machine_rules(machine, python)
     if wiring.is_portable(command):
         _write_launcher(python, dry_run=False, quiet_if_unchanged=True)  # install.sh wrote it a moment ago
     for note in plan.notes:
@@ -90,6 +102,19 @@ def run(args: argparse.Namespace) -> int:
     # a bare `gate doctor` checks that directory and suggests wiring it
     print(f"check it with: {render.gate_command()} doctor --project {shlex.quote(str(root))}", file=sys.stderr)
     return 0
+
+
+def _apply_machine_rules(machine: commands.Plan | None, python: str) -> None:
+    """Write the local allow rules for the absolute spelling a project-scope install needs on this machine."""
+    if machine is None:
+        return
+    result = commands.apply(machine)
+    if result.changed:
+        spelled = commands.absolute_spelling(python)
+        print(f"gate is not on PATH, so its messages name it as {spelled}: allowed that spelling on this machine in "
+              f"{machine.path} (local scope, not for committing); with gate on PATH the committed rules do")
+    for note in machine.notes:
+        print(note, file=sys.stderr)
 
 
 def _rules_line(scope: str, python: str) -> str:

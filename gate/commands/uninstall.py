@@ -17,7 +17,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "Remove gate's hook entries (recognised by their `# memory-gate` marker) from a settings file, "
             "with any event list or matcher group that only they filled, and the permissions.allow rules gate "
             "added for its own commands (Bash(gate search *) and the like). Everything else stays byte for byte; "
-            "the previous file is backed up under gate's state directory. Memories are not touched."
+            "the previous file is backed up under gate's state directory. Memories are not touched. In project scope, "
+            "also the allow rules a project-scope install put in .claude/settings.local.json for gate's absolute "
+            "spelling (where that file wires no gate hooks of its own)."
         ),
     )
     parser.add_argument(
@@ -36,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     scopes = files.SCOPES if args.scope == "all" else (args.scope,)
     # Plan every scope first: an invalid file anywhere refuses the whole command before anything is written.
     plans = [commands.plan_uninstall(scope, root) for scope in scopes]
+    if scopes == ("project",) and (machine := commands.plan_uninstall_machine_rules(root)) is not None:
+        plans.append(machine)  # the local allow rules a project-scope install added for gate's absolute spelling
     for plan in plans:
         if not plan.changes:
             print(f"no gate hooks or rules in {plan.path}")

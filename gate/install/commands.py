@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,6 +122,54 @@ def _other_wiring_notes(scope: str, root: Path, command: str) -> list[str]:
     return notes
 
 
+def absolute_spelling(python: str) -> str | None:
+    """How gate's messages will name gate for hooks that `python` runs, when that is by absolute path: `gate` on
+    PATH is not this installation (render.gate_command makes the same choice in the hook); None when plain `gate`
+    is it, or no console script lies beside `python`. Read from the installer's PATH, which is the user's."""
+    script = os.path.join(os.path.dirname(python), "gate")
+    if not os.path.isfile(script):
+        return None
+    found = shutil.which("gate")
+    if found and os.path.realpath(found) == os.path.realpath(script):
+        return None
+    return permissions.console_script(python)
+
+
+def plan_machine_rules(root: Path, python: str) -> Plan | None:
+    """A project-scope install's companion: the committed file may name no path of this machine, so where gate's
+    messages will spell gate by absolute path (`gate` not on PATH), the allow rules for that spelling go into the
+    local settings (.claude/settings.local.json, this machine's) — or every gate command the agent is told to run
+    would wait for an approval. None when plain `gate` is what the messages say."""
+    if absolute_spelling(python) is None:
+        return None
+    plan = plan_install("local", root, python, hooks=False)
+    note = untracked_note(plan.path, root)
+    if note and plan.changes:
+        plan.notes.append(note)
+    return plan
+
+
+def untracked_note(path: Path, root: Path) -> str | None:
+    """A warning when a file that names this machine's paths is not ignored by the project's git (Claude Code
+    ignores .claude/settings.local.json only when it creates the file itself); None outside git, or ignored."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        inside = subprocess.run([git, "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True,
+                                text=True, timeout=10)
+        if inside.returncode != 0 or inside.stdout.strip() != "true":
+            return None
+        ignored = subprocess.run([git, "check-ignore", "-q", str(path)], cwd=root, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if ignored.returncode != 1:  # 0: ignored; 128: git could not tell
+        return None
+    relative = path.relative_to(root) if path.is_relative_to(root) else path
+    return (f"note: git does not ignore {relative}, which names this machine's paths: add it to .gitignore "
+            "(Claude Code's convention: it stays out of commits)")
+
+
 def plan_uninstall(scope: str, root: Path) -> Plan:
     path = files.settings_path(scope, root)
     before = files.read_text(path)
@@ -139,6 +189,23 @@ def plan_uninstall(scope: str, root: Path) -> Plan:
     return Plan(scope, path, before, after)
 
 
+def plan_uninstall_machine_rules(root: Path) -> Plan | None:
+    """A project-scope uninstall's companion: gate's allow rules in the local settings, which a project-scope
+    install put there (plan_machine_rules) — only when that file wires no gate hooks of its own (then they belong
+    to a local-scope install, which `gate uninstall --scope local` removes). None when there is nothing of gate's."""
+    path = files.settings_path("local", root)
+    text = files.read_text(path)
+    if text is None or not text.strip():
+        return None
+    try:
+        data = jsonedit.loads_strict(text.removeprefix("\ufeff"))
+    except jsonedit.JSONSyntaxError:
+        return None  # not ours to judge; `gate uninstall --scope local` says what is wrong with it
+    if wiring.find_gate_entries(data) or not permissions.gate_rules(data):
+        return None
+    return plan_uninstall("local", root)
+
+
 def apply(plan: Plan) -> files.WriteResult:
     parent_existed = plan.path.parent.exists()
     result = files.replace_text(plan.path, plan.before, plan.after)
@@ -148,7 +215,8 @@ def apply(plan: Plan) -> files.WriteResult:
             files.remember_created(plan.path.parent)
     if result.removed:
         files.forget_created(plan.path)
-        if files.forget_created(plan.path.parent):
-            with contextlib.suppress(OSError):  # not empty: someone else put files there since
+        if files.was_created(plan.path.parent):
+            with contextlib.suppress(OSError):  # not empty: another file is left there (removed later, or not ours)
                 plan.path.parent.rmdir()
+                files.forget_created(plan.path.parent)
     return result

@@ -79,26 +79,34 @@ def path_without_gate() -> str:
     )
 
 
-@pytest.mark.parametrize("scope", ["project", "local"])
+@pytest.mark.parametrize("case", ["project", "local", "newcomer"])
 def test_gate_commands_run_without_a_prompt_and_nothing_else_does(
-    claude: Claude, gate: GateCli, model_server: ModelServer, e2e_dirs: E2EDirs, gate_bin: Path, scope: str
+    claude: Claude, gate: GateCli, model_server: ModelServer, e2e_dirs: E2EDirs, gate_bin: Path, case: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """project: gate on PATH (install.sh's ~/.local/bin link), the messages say `gate`, the committed rules
     allow it. local: gate not on PATH, the messages name the console script by absolute path, and local
-    settings (never committed) allow that spelling too."""
-    if scope == "project":
+    settings (never committed) allow that spelling too. newcomer: what the README's install.sh gives a new user
+    whose ~/.local/bin is not on PATH — a project-scope install with gate off PATH, in a folder not trusted yet:
+    the install allows the absolute spelling in the local settings, which apply without trust."""
+    scope = "local" if case == "local" else "project"
+    if case == "project":
         local_bin = e2e_dirs.home / ".local" / "bin"
         local_bin.mkdir(parents=True)
         (local_bin / "gate").symlink_to(gate_bin)
         claude.env_extra["PATH"] = f"{local_bin}{os.pathsep}{path_without_gate()}"
     else:
         claude.env_extra["PATH"] = path_without_gate()
+    monkeypatch.setenv("PATH", claude.env_extra["PATH"])  # the installer's PATH is the user's, as Claude Code's
     gate.run("install", "--project", str(e2e_dirs.project), "--scope", scope)
-    # Claude Code honours a project's permission rules only in a workspace the user trusted (its trust dialog,
-    # answered once per folder in an interactive session; -p never asks). Recorded as that answer records it.
-    (e2e_dirs.home / ".claude.json").write_text(
-        json.dumps({"projects": {str(e2e_dirs.project): {"hasTrustDialogAccepted": True}}}), encoding="utf-8"
-    )
+    local = e2e_dirs.project / ".claude" / "settings.local.json"
+    assert local.exists() == (case != "project"), "local rules exactly where the messages name an absolute path"
+    if case != "newcomer":
+        # Claude Code honours a project's permission rules only in a workspace the user trusted (its trust
+        # dialog, answered once per folder in an interactive session; -p never asks). Recorded as it records it.
+        (e2e_dirs.home / ".claude.json").write_text(
+            json.dumps({"projects": {str(e2e_dirs.project): {"hasTrustDialogAccepted": True}}}), encoding="utf-8"
+        )
     memory_id = gate.remember(WATERFALL_TITLE, "--kind", "decision", "--body", WATERFALL_BODY)
     victim = e2e_dirs.root / "victim"
     victim.mkdir()
@@ -144,7 +152,7 @@ def test_gate_commands_run_without_a_prompt_and_nothing_else_does(
         "The reserve account is funded first.",
         "Stored the fix as a memory.",
     ]
-    script = str(gate_bin) if scope == "local" else "gate"
+    script = "gate" if case == "project" else str(gate_bin)
     assert spelled == [script], "the messages spell gate as the rules of this scope allow it"
 
     results = tool_results(run.transcript())

@@ -115,3 +115,50 @@ def test_the_floor_counts_only_this_projects_live_memories(project: Path, tmp_pa
     # 22 live memories of this project: the 20 reports, m-hit and m-new; two of them match
     expected = spread(sorted(live.values(), reverse=True), 2, 22)
     assert result.spread == pytest.approx(expected)
+
+
+def test_memories_that_match_nothing_do_not_raise_the_z_score(project: Path) -> None:
+    """rules/recall.toml [fire] zero_scores: counted all, the memories a query does not match make every match's
+    z-score grow with the store (one memory alone matching a word stands at sqrt(N - 1)), so a coincidence that
+    stays under the floor in a small store passes it in a big one; with at most `zero_scores` of them counted, a
+    store grown by memories about other things delivers what it delivered before."""
+    from gate.memory.files import write_memory
+    from gate.memory.model import Memory
+    from gate.paths import ProjectPaths
+
+    paths = ProjectPaths.for_cwd(project)
+    private = Path(paths.private_store)
+
+    def add(memory_id: str, title: str) -> None:
+        write_memory(private, Memory(id=memory_id, kind="finding", project=paths.root, title=title), private=True)
+
+    add("m-answer", "The reserve account fills before any distribution when the waterfall trigger fires")
+    add("m-near", "The reserve trigger counts missed payments after the due date")
+    add("m-coincidence", "Distribution builds are published from the release branch")
+    for n in range(12):
+        add(f"m-other-{n}", f"Report column {n} is sorted by region first")
+    query = list(dict.fromkeys(terms("reserve account waterfall trigger distribution")))
+    floor = 2.25
+
+    def passing(zero_scores: int) -> tuple[list[str], dict[str, float]]:
+        store = Store.for_cwd(project)
+        store.reindex()
+        result = search(store.index, "", terms=query, limit=3, min_z=floor, related=False, exact=True,
+                        small_store=0, attainable=1.0, zero_scores=zero_scores)
+        z = {h.id: round(h.z, 6) for h in result.hits}
+        z.update({c.id: round(c.z, 6) for c in result.candidates if c.z is not None})
+        return [h.id for h in result.hits], z
+
+    small_capped, small_z = passing(15)
+    small_all, _ = passing(0)
+    assert "m-answer" in small_capped and "m-coincidence" not in small_capped and small_all == small_capped
+    for n in range(400):  # the store grows by memories about other things, none of them naming the query's words
+        add(f"m-more-{n}", f"Label {n} of the legend uses the palette of chart {n % 17}")
+    big_capped, big_z = passing(15)
+    big_all, big_all_z = passing(0)
+    # Unrelated memories change what passes not at all, and the z-scores only as far as BM25's idf moves
+    assert big_capped == small_capped
+    assert all(abs(big_z[i] - small_z[i]) < 0.5 for i in ("m-answer", "m-near", "m-coincidence")), (small_z, big_z)
+    assert big_z["m-coincidence"] < floor
+    assert "m-coincidence" in big_all  # counted all, the same coincidence now passes the floor
+    assert big_all_z["m-coincidence"] > floor + 1 > floor > small_z["m-coincidence"]

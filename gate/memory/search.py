@@ -206,6 +206,7 @@ def search(
     attainable: float = 0.8,
     small_store: int = 0,
     reference_store: int = 0,
+    zero_scores: int = 0,
 ) -> SearchResult:
     """`terms`, when given, is the query (the recall gate's: the current activity); else the text's terms are.
     `weights`: term -> weight in the query. `min_z`, when given, replaces the relevance cliff: a hit is admitted
@@ -217,6 +218,10 @@ def search(
     matching memory's score (slower; to measure the estimate against). `reference_store`: the floor holds as
     given in a store of that many memories and scales with sqrt(ln N / ln reference) — the highest of N unrelated
     scores stands that much higher, so the same floor would fire more often the bigger the store.
+    `zero_scores`: at most this many of the memories that match nothing count (as 0) in the statistics (0: all
+    of them). Counted all, they make the z-score grow with the store: a memory that alone matches one word of the
+    query stands at sqrt(N - 1), so in a big store every coincidence passes the floor; capped, memories unrelated
+    to the query change nothing.
 
     A plain search (no `min_z`: `gate search`, what the agent runs) admits only hits that hold at least [cut]
     min_matched_terms of the query's terms (all of them, when the query has fewer), and the cliff is measured
@@ -287,12 +292,14 @@ def search(
         # stands for it), is not one of its memories; each counted once.
         gone = len(raw) - len(ranked)
         docs = max(1, stats["docs"] - gone)
-        mean_std = spread([h.score for h in ordered] + unread, max(0, stats["matching"] - gone), docs)
-        if reference_store > 1 and docs > 1:
+        matching = max(0, stats["matching"] - gone)
+        counted = min(docs, matching + zero_scores) if zero_scores > 0 else docs
+        mean_std = spread([h.score for h in ordered] + unread, matching, counted)
+        if reference_store > 1 and counted > 1:
             import math
 
-            min_z *= (math.log(docs) / math.log(reference_store)) ** 0.5
-        min_z = min(min_z, attainable * (docs - 1) ** 0.5)
+            min_z *= (math.log(counted) / math.log(reference_store)) ** 0.5
+        min_z = min(min_z, attainable * (counted - 1) ** 0.5)
         if docs < small_store:
             min_z = None  # the cliff decides
         else:

@@ -296,7 +296,7 @@ def find(
         ctx.index, "", limit=most, exclude=exclude | hidden, terms=terms, weights=weights,
         rules=ctx.rules("search"), min_z=_num(fire, "min_z", 2.5), exact=bool(fire.get("exact", False)),
         attainable=_num(fire, "attainable_share", 0.8), small_store=int(_num(fire, "small_store", 0)),
-        reference_store=int(_num(fire, "reference_store", 0)),
+        reference_store=int(_num(fire, "reference_store", 0)), zero_scores=int(_num(fire, "zero_scores", 0)),
     )
     least = int(_num(fire, "min_matched_terms", 1))
     least_own = int(_num(fire, "min_prompt_terms", 0)) if own else 0

@@ -103,8 +103,32 @@ def measure_queries(root: Path, split: str) -> dict[str, Any]:
     return out
 
 
+def measure_padded(root: Path, split: str) -> dict[str, Any]:
+    """Delivery with each of the split's stores padded by its other stores' memories (scripts/corpus/
+    padded_stores.py): how the recall gate's floor holds in a store that holds many memories about other things."""
+    sys.path.insert(0, str(REPO / "scripts" / "corpus"))
+    try:
+        from padded_stores import write_padded
+    finally:
+        sys.path.pop(0)
+    from gate.paths import ProjectPaths
+    from gate.replay.labels import load_labels, score
+    from gate.replay.run import replay_all
+
+    with tempfile.TemporaryDirectory(prefix="gate-quality-") as scratch:
+        padded_labels, _ = write_padded(LABELS / split / "delivery.jsonl", Path(scratch) / "padded")
+        labels = load_labels(str(padded_labels), str(root))
+        project = Path(scratch) / "project"
+        (project / ".git").mkdir(parents=True)
+        replay = replay_all(labels.transcripts, ProjectPaths.for_cwd(project), None, labels)
+        delivery = score(labels, replay.runs, replay.store_ids)["delivery"]
+    return {k: delivery[k] for k in DELIVERY_KEYS}
+
+
 def measure(root: Path) -> dict[str, Any]:
-    return {split: measure_split(root, split) | {"agent_queries": measure_queries(root, split)} for split in SPLITS}
+    return {split: measure_split(root, split) | {"agent_queries": measure_queries(root, split),
+                                                 "delivery_padded": measure_padded(root, split)}
+            for split in SPLITS}
 
 
 def build_mirror(out: Path) -> Path:
@@ -155,9 +179,19 @@ ROWS: list[tuple[str, Any, str]] = [
     ("recall: the topic-shift verdict alone, precision / recall (a diagnostic)",
      lambda s: f"{_f(s['shift_verdict']['precision'])} / {_f(s['shift_verdict']['recall'])}", ""),
     ("recall: cross-project leaks", lambda s: str(s["delivery"]["leaks"]), "0"),
+    ("recall, each store padded with the split's other stores' memories (irrelevant): at a prompt / precision / "
+     "noise", lambda s: _padded(s), ""),
     ("recall, the agent's own queries (top 3 of `gate search`), each annotator: at a prompt / precision (noise)",
      lambda s: _queries(s), "0.60 / 0.25"),
 ]
+
+
+def _padded(split: dict[str, Any]) -> str:
+    """The padded-store delivery (an older run without it reads —)."""
+    d = split.get("delivery_padded")
+    if not d:
+        return "—"
+    return f"{_f(d['recall_prompt_time'])} / {_f(d['injected_precision'])} / {d['noise']}"
 
 
 def _queries(split: dict[str, Any]) -> str:

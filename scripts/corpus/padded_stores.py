@@ -36,34 +36,44 @@ def padded(own: list[dict[str, Any]], others: list[dict[str, Any]]) -> list[dict
     return [*own, *extra]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--labels", type=Path, required=True, help="a delivery label file with store lines")
-    parser.add_argument("--out", type=Path, required=True, help="where the padded stores and labels go")
-    args = parser.parse_args(argv)
-    lines = _read_jsonl(args.labels)
-    stores = {
-        line["store"]: (args.labels.parent / line["store"]).resolve() for line in lines if "store" in line
-    }
+def write_padded(labels_path: Path, out_dir: Path) -> tuple[Path, list[str]]:
+    """Padded copies of a delivery label file's stores, and of the labels naming them, in `out_dir`: the new
+    label file, and a line per store saying what it holds."""
+    lines = _read_jsonl(labels_path)
+    stores = {line["store"]: (labels_path.parent / line["store"]).resolve() for line in lines if "store" in line}
     if len(stores) < 2:
-        parser.error(f"{args.labels}: padding needs at least two stores, found {len(stores)}")
+        raise ValueError(f"{labels_path}: padding needs at least two stores, found {len(stores)}")
     memories = {name: _read_jsonl(path) for name, path in stores.items()}
-    args.out.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
     renamed: dict[str, str] = {}
+    said: list[str] = []
     for name, path in stores.items():
         others = [m for other, ms in memories.items() if other != name for m in ms]
-        target = args.out / f"padded-{path.name}"
+        target = out_dir / f"padded-{path.name}"
         with target.open("w", encoding="utf-8") as out:
             for memory in padded(memories[name], others):
                 out.write(json.dumps(memory, ensure_ascii=False) + "\n")
         renamed[name] = target.name
-        print(f"{target}: {len(memories[name])} memories + {len(others)} of the other stores")
-    labels = args.out / args.labels.name
+        said.append(f"{target}: {len(memories[name])} memories + {len(others)} of the other stores")
+    labels = out_dir / labels_path.name
     with labels.open("w", encoding="utf-8") as out:
         for line in lines:
             if "store" in line:
                 line = {**line, "store": renamed[line["store"]]}
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return labels, said
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--labels", type=Path, required=True, help="a delivery label file with store lines")
+    parser.add_argument("--out", type=Path, required=True, help="where the padded stores and labels go")
+    args = parser.parse_args(argv)
+    try:
+        labels, said = write_padded(args.labels, args.out)
+    except ValueError as error:
+        parser.error(str(error))
+    print("\n".join(said))
     print(f"{labels}: the labels, their store lines naming the padded stores")
     return 0
 

@@ -140,15 +140,17 @@ def _which(name: str) -> str | None:
     return None
 
 
-def gate_command() -> str:
-    """How the agent's Bash tool can run gate: plain `gate` if that resolves to this installation."""
-    script = os.path.join(os.path.dirname(sys.executable), "gate")
+def gate_command(python: str | None = None) -> str:
+    """How the agent's Bash tool can run gate: plain `gate` if that resolves to this installation (the one beside
+    `python`, by default the running interpreter: a hook's messages are rendered by the hook's own)."""
+    python = python or sys.executable
+    script = os.path.join(os.path.dirname(python), "gate")
     found = _which("gate")
     if os.path.exists(script):
         if found and os.path.realpath(found) == os.path.realpath(script):
             return "gate"
         return _shell_quote(script)
-    return "gate" if found else f"{_shell_quote(sys.executable)} -m gate.cli"
+    return "gate" if found else f"{_shell_quote(python)} -m gate.cli"
 
 
 def _shell_quote(word: str) -> str:

@@ -63,26 +63,34 @@ def aggregates(scores: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def measure_split(root: Path, split: str) -> dict[str, Any]:
-    """Replay one split's labelled sessions with the current code and rules; its aggregate figures."""
+def _replay(labels: Any, queries: Any = None) -> Any:
+    """Replay the labelled sessions with the current code and rules, in a throwaway project (gate's state goes to
+    the GATE_HOME main() set)."""
     from gate.paths import ProjectPaths
-    from gate.replay.labels import load_labels, merged, score
     from gate.replay.run import replay_all
 
-    labels = merged([load_labels(str(LABELS / split / f"{name}.jsonl"), str(root)) for name in LABEL_FILES])
     with tempfile.TemporaryDirectory(prefix="gate-quality-") as scratch:
         project = Path(scratch) / "project"
         (project / ".git").mkdir(parents=True)
-        replay = replay_all(labels.transcripts, ProjectPaths.for_cwd(project), None, labels)
+        paths = ProjectPaths.for_cwd(project)
+        if queries is None:  # an older checkout's replay_all (the "before" column) takes no queries
+            return replay_all(labels.transcripts, paths, None, labels)
+        return replay_all(labels.transcripts, paths, None, labels, queries=queries)
+
+
+def measure_split(root: Path, split: str) -> dict[str, Any]:
+    """Replay one split's labelled sessions with the current code and rules; its aggregate figures."""
+    from gate.replay.labels import load_labels, merged, score
+
+    labels = merged([load_labels(str(LABELS / split / f"{name}.jsonl"), str(root)) for name in LABEL_FILES])
+    replay = _replay(labels)
     return aggregates(score(labels, replay.runs, replay.store_ids))
 
 
 def measure_queries(root: Path, split: str) -> dict[str, Any]:
     """Each annotator's agent-written queries of a split (top 3 of plain `gate search` at each prompt), scored on
     the split's delivery labels: one replay of the delivery sessions per annotator (gate/replay/queries.py)."""
-    from gate.paths import ProjectPaths
     from gate.replay.labels import load_labels
-    from gate.replay.run import replay_all
 
     try:
         from gate.replay.queries import load_queries, score_queries
@@ -93,10 +101,7 @@ def measure_queries(root: Path, split: str) -> dict[str, Any]:
     labels = load_labels(str(LABELS / split / "delivery.jsonl"), str(root))
     for path in sorted(QUERIES.glob(f"*/{split}.jsonl")):
         queries = load_queries(str(path), str(root))
-        with tempfile.TemporaryDirectory(prefix="gate-quality-") as scratch:
-            project = Path(scratch) / "project"
-            (project / ".git").mkdir(parents=True)
-            replay = replay_all(labels.transcripts, ProjectPaths.for_cwd(project), None, labels, queries=queries)
+        replay = _replay(labels, queries)
         scores = score_queries(labels, replay.runs, queries)
         out[path.parent.name] = {"agent": {k: scores["agent"][k] for k in QUERY_KEYS},
                                  "unmatched": len(scores["unmatched"])}
@@ -111,16 +116,12 @@ def measure_padded(root: Path, split: str) -> dict[str, Any]:
         from padded_stores import write_padded
     finally:
         sys.path.pop(0)
-    from gate.paths import ProjectPaths
     from gate.replay.labels import load_labels, score
-    from gate.replay.run import replay_all
 
     with tempfile.TemporaryDirectory(prefix="gate-quality-") as scratch:
         padded_labels, _ = write_padded(LABELS / split / "delivery.jsonl", Path(scratch) / "padded")
         labels = load_labels(str(padded_labels), str(root))
-        project = Path(scratch) / "project"
-        (project / ".git").mkdir(parents=True)
-        replay = replay_all(labels.transcripts, ProjectPaths.for_cwd(project), None, labels)
+        replay = _replay(labels)
         delivery = score(labels, replay.runs, replay.store_ids)["delivery"]
     return {k: delivery[k] for k in DELIVERY_KEYS}
 

@@ -60,8 +60,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     root = commands.resolve_project(args.project)
     plan = commands.plan_install(args.scope, root, python, hooks=not args.permissions_only)
-    if args.scope == "local" and plan.changes and (note := commands.untracked_note(plan.path, root)):
-        plan.notes.append(note)
     # Planned before anything is written: an invalid local file refuses the whole command.
     machine = commands.plan_machine_rules(root, python) if args.scope == "project" else None
     if args.dry_run:

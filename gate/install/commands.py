@@ -10,6 +10,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gate import render
 from gate.errors import GateError
 from gate.install import files, jsonedit, permissions, wiring
 from gate.paths import project_root
@@ -87,6 +88,8 @@ def plan_install(scope: str, root: Path, python: str, hooks: bool = True) -> Pla
             'Claude Code expects {"permissions": {"allow": ["RULE", ...]}}; fix the file, then run this again',
         ) from None
     plan = Plan(scope, path, before, after)
+    if scope == "local" and plan.changes and (note := untracked_note(path, root)):
+        plan.notes.append(note)
     if not hooks:
         return plan
     if importlib.util.find_spec("gate.hook") is None:
@@ -123,16 +126,13 @@ def _other_wiring_notes(scope: str, root: Path, command: str) -> list[str]:
 
 
 def absolute_spelling(python: str) -> str | None:
-    """How gate's messages will name gate for hooks that `python` runs, when that is by absolute path: `gate` on
-    PATH is not this installation (render.gate_command makes the same choice in the hook); None when plain `gate`
-    is it, or no console script lies beside `python`. Read from the installer's PATH, which is the user's."""
-    script = os.path.join(os.path.dirname(python), "gate")
-    if not os.path.isfile(script):
+    """How gate's messages will name gate for hooks that `python` runs, when that is by absolute path (the choice
+    render.gate_command makes in the hook, read here from the installer's PATH, which is the user's); None when
+    plain `gate` is it, or no console script lies beside `python` to allow."""
+    if permissions.console_script(python) is None:
         return None
-    found = shutil.which("gate")
-    if found and os.path.realpath(found) == os.path.realpath(script):
-        return None
-    return permissions.console_script(python)
+    spelled = render.gate_command(python)
+    return None if spelled == permissions.PORTABLE else spelled
 
 
 def plan_machine_rules(root: Path, python: str) -> Plan | None:
@@ -142,11 +142,7 @@ def plan_machine_rules(root: Path, python: str) -> Plan | None:
     would wait for an approval. None when plain `gate` is what the messages say."""
     if absolute_spelling(python) is None:
         return None
-    plan = plan_install("local", root, python, hooks=False)
-    note = untracked_note(plan.path, root)
-    if note and plan.changes:
-        plan.notes.append(note)
-    return plan
+    return plan_install("local", root, python, hooks=False)
 
 
 def untracked_note(path: Path, root: Path) -> str | None:

@@ -141,7 +141,17 @@ def check_answer(raw: bytes, run: Run) -> dict[str, Any] | None:
     text = run.out.decode("utf-8")  # strict: Claude Code reads UTF-8
     data = json.loads(text)  # one JSON document, nothing around it (extra data would raise)
     assert isinstance(data, dict), text[:200]
-    if event in CONTEXT_EVENTS:
+    answer = data.get("hookSpecificOutput")
+    if event == "PreToolUse" and isinstance(answer, dict) and "permissionDecision" in answer:
+        # The search-first refusal (gate/gates/recall/search_first.py): a deny with its one-line reason, nothing else
+        assert set(data) == {"hookSpecificOutput"}, data
+        specific = data["hookSpecificOutput"]
+        assert set(specific) == {"hookEventName", "permissionDecision", "permissionDecisionReason"}, specific
+        assert specific["hookEventName"] == event and specific["permissionDecision"] == "deny"
+        reason = specific["permissionDecisionReason"]
+        assert isinstance(reason, str) and reason.startswith("MEMORY SEARCH FIRST") and "\n" not in reason.strip()
+        FIGURES["refused_PreToolUse"] += 1
+    elif event in CONTEXT_EVENTS:
         assert set(data) == {"hookSpecificOutput"}, data
         specific = data["hookSpecificOutput"]
         assert isinstance(specific, dict)

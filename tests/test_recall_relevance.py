@@ -90,3 +90,23 @@ def test_task_notifications_are_not_prompts(project: Path, store: dict[str, str]
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
+
+
+def test_a_follow_up_brings_a_memory_only_when_it_names_it_by_several_of_its_own_words(
+    project: Path, store: dict[str, str], hook: Hook
+) -> None:
+    """rules/recall.toml [fire] follow_up_min_terms: a follow-up that touches a memory by two words lets the pair
+    filter search, but brings nothing (in a big store such hits were coincidences); the same prompt with the floor
+    at 1 brings it."""
+    _prompt(hook, project, "How does the billing exporter compute invoice totals for the ledger?")
+    brief = _prompt(hook, project, "and the billing exporter's refund CSV?")
+    assert brief["shift"] is False and brief["named_pairs"] >= 1, brief
+    assert store["refund"] not in brief.get("delivered", []), brief
+    (refund,) = [c for c in brief["trace"]["candidates"] if c["id"] == store["refund"]]
+    assert refund["disposition"] == "BELOW_TERM_FLOOR", brief["trace"]
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "recall.toml").write_text("[fire]\nfollow_up_min_terms = 1\n")
+    _prompt(hook, project, "How does the billing exporter compute invoice totals for the ledger?", session="loose")
+    loose = _prompt(hook, project, "and the billing exporter's refund CSV?", session="loose")
+    assert loose["shift"] is False and store["refund"] in loose["delivered"], loose

@@ -230,7 +230,8 @@ def _recall(ctx: HookContext, ledger: Ledger, analysed_out: dict[str, analysis.P
     # A prompt with content of its own asks about it: a memory only the reply or the touched files name is
     # context, not an answer (rules/recall.toml [fire] min_prompt_terms).
     own = set() if query.content_free else set(query.prompt_terms)
-    return deliver(ctx, ledger, query.terms, query.weights, reason_code, reason_text, shown, extra, own=own)
+    return deliver(ctx, ledger, query.terms, query.weights, reason_code, reason_text, shown, extra, own=own,
+                   follow_up=not verdict.shift and not forced)
 
 
 def deliver(
@@ -243,14 +244,16 @@ def deliver(
     shown_terms: list[str],
     extra: dict[str, Any],
     own: set[str] | frozenset[str] = frozenset(),
+    follow_up: bool = False,
 ) -> Outcome:
     """Search for a query and deliver what passes the floor (rules/recall.toml [fire]), as one additionalContext
-    of the prompt; what it delivers is marked in the ledger."""
+    of the prompt; what it delivers is marked in the ledger. `follow_up`: the prompt does not shift the topic
+    (it passed the pair filter), so a hit must hold [fire] follow_up_min_terms of its terms."""
     index = ctx.index
     index.catch_up_for_hook()
     if not index.exists():
         return Outcome("skipped", "SKIP_NO_INDEX", gate="recall", extra=extra)
-    hits, related, result = find(ctx, terms, weights, set(ledger.delivered), own)
+    hits, related, result = find(ctx, terms, weights, set(ledger.delivered), own, follow_up)
     extra["trace"] = result.trace_json()
     suppressed = [c.id for c in result.candidates if c.disposition == "ALREADY_DELIVERED"]
     if not hits:
@@ -283,6 +286,7 @@ def find(
     weights: dict[str, float] | None,
     exclude: set[str],
     own: set[str] | frozenset[str] = frozenset(),
+    follow_up: bool = False,
 ) -> tuple[list[Hit], list[Any], SearchResult]:
     """The hits that pass the floor (rules/recall.toml [fire]) for a query, at most k, none of `exclude` nor
     outside its time window, with their related memories and the search result (its trace). The index must
@@ -300,6 +304,9 @@ def find(
     )
     least = int(_num(fire, "min_matched_terms", 1))
     least_own = int(_num(fire, "min_prompt_terms", 0)) if own else 0
+    if follow_up:  # of the prompt's own terms when it has any, else of the query's (the reply's)
+        need = int(_num(fire, "follow_up_min_terms", 1))
+        least_own, least = (max(least_own, need), least) if own else (least_own, max(least, need))
     hits = [hit for hit in result.hits
             if len(hit.matched) >= least and sum(1 for t in hit.matched if t in own) >= least_own]
     for candidate in result.candidates:

@@ -105,25 +105,3 @@ def test_nothing_worth_recording_said_in_chinese_decides_about_memory(rules: Any
     turn = _turn("這個要寫進筆記嗎？", "不用，這只是一般的格式調整，沒有值得記錄的東西。")
     decision = find_store_decision(turn, rules)
     assert decision is not None and decision.kind == "acknowledged"
-
-
-PREFERENCE = "From now on, always put the feature flags in config/flags.yaml"
-
-
-def test_a_preference_with_a_file_edited_is_reminded_and_with_five_it_blocks(rules: Any) -> None:
-    """rules/writeback.toml [score.weights] preference: the user's "always" or "from now on" is said of one-off
-    tasks as well (dev split: 1 of 18 such turns labelled to block), so it alone defers to the next prompt."""
-    one = _turn(PREFERENCE, "Moved the two flags into config/flags.yaml.", [_edit("config/flags.yaml")])
-    assert find_evidence(one, rules).features.get("preference") == 1.0
-    verdict = _verdict(one, rules)
-    assert verdict.remind and not verdict.block, verdict
-    five = _verdict(_turn(PREFERENCE, DONE, FIVE_EDITS), rules)
-    assert five.block, five
-
-
-def test_a_trap_the_reply_names_with_three_files_edited_is_reminded(rules: Any) -> None:
-    text = "Done. It turns out the loader reads the file once at start, so the three views now reload it."
-    turn = _turn("make the views pick up the new labels", text, FIVE_EDITS[:3])
-    assert find_evidence(turn, rules).features.get("gotcha") == 1.0
-    verdict = _verdict(turn, rules)
-    assert verdict.remind and not verdict.block, verdict

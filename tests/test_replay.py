@@ -467,6 +467,35 @@ def test_a_turn_deferred_at_a_session_s_end_reminds_the_project_s_next_session_o
     assert "1 of them at the next session's start (2 deferred turns had no reminder)" in text, text
 
 
+def test_transcripts_that_share_a_session_id_are_replayed_and_scored_as_sessions_of_their_own(
+    tmp_path: Path, gate: Gate
+) -> None:
+    """An exporter that splits one long session into several files, or an agent team whose teammates' transcripts
+    carry one session id, gives the replay transcripts that share an id. Each is replayed with its own ledger, so
+    each is a session of its own: the second's start reminds of the turn the first ended deferred, and only the
+    first transcript's turn counts as reminded (keyed by the shared id, both did)."""
+    shared = "5e551011-aaaa-bbbb-cccc-000000000010"
+    first, turn = _deferring_session(tmp_path, shared, "/srv/app", 3)
+    first = first.rename(tmp_path / "part-1.jsonl")
+    second, second_turn = _deferring_session(tmp_path, shared, "/srv/app", 4)
+    second = second.rename(tmp_path / "part-2.jsonl")
+    labels = _labels(tmp_path / "labels.jsonl", [
+        {"transcript": first.name, "turn": turn, "block": True, "kind": "decision"},
+        {"transcript": second.name, "turn": second_turn, "block": True, "kind": "decision"},
+    ])
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "writeback.toml").write_text("[score]\nthreshold = 9\n")
+    code, out, err = gate("replay", "--labels", str(labels), "--rules", str(rules), "--json", "--steps")
+    assert code == 0, err
+    data = json.loads(out)
+    starts = {Path(s["transcript"]).name: s["steps"][0]["reason"] for s in data["sessions"]}
+    assert starts == {first.name: "SKIP_NOTHING_STANDING", second.name: "REMINDED_CARRIED_WRITEBACK"}, starts
+    writeback = data["scores"]["writeback"]
+    assert writeback["reminded_at_next_session"] == 1 and writeback["deferred_not_reminded"] == 1, writeback
+    assert writeback["recall_blocked_or_reminded"] == 0.5, writeback
+
+
 def test_the_replay_s_carried_turn_waits_for_a_session_that_starts_after_it(tmp_path: Path, gate: Gate) -> None:
     """Two sessions of one project that overlap: the one that began first ends deferred after the other began, so
     the other's start cannot have seen it; and on the recorded clock, a third session 17 days later is past the

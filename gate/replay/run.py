@@ -61,6 +61,20 @@ def _timelines(transcripts: list[str], replay: Replay) -> list[Timeline]:
     return out
 
 
+def _distinct_sessions(timelines: list[Timeline]) -> None:
+    """Give each transcript a session id of its own: the transcripts of an agent team's teammates (and some
+    exports) carry one session id between them, and each is replayed as a session of its own (its own ledger), so
+    a deferral one of them ends with is another's to take at its start — and is scored as that one's alone."""
+    seen: dict[str, int] = {}
+    for timeline in timelines:
+        count = seen.get(timeline.session_id, 0)
+        seen[timeline.session_id] = count + 1
+        if count:
+            timeline.session_id = f"{timeline.session_id}~{count}"
+            for step in timeline.steps:
+                step.event["session_id"] = timeline.session_id
+
+
 def replay_all(
     transcripts: list[str],
     project: ProjectPaths,
@@ -85,6 +99,7 @@ def replay_all(
 
     replay = Replay()
     timelines = timelines if timelines is not None else _timelines(transcripts, replay)
+    _distinct_sessions(timelines)
     with tempfile.TemporaryDirectory(prefix="gate-replay-") as scratch:
         if labels is not None and labels.stores:
             from gate.replay import sandbox

@@ -105,6 +105,9 @@ def measure_queries(root: Path, split: str) -> dict[str, Any]:
         scores = score_queries(labels, replay.runs, queries)
         out[path.parent.name] = {"agent": {k: scores["agent"][k] for k in QUERY_KEYS},
                                  "unmatched": len(scores["unmatched"])}
+        if "asked" in scores:  # (an older checkout scores no "asked" row)
+            out[path.parent.name] |= {"asked": {k: scores["asked"][k] for k in QUERY_KEYS},
+                                      "asks": scores["asks"], "prompts_replayed": scores["prompts_replayed"]}
     return out
 
 
@@ -184,6 +187,8 @@ ROWS: list[tuple[str, Any, str]] = [
      "noise", lambda s: _padded(s), ""),
     ("recall, the agent's own queries (top 3 of `gate search`), each annotator: at a prompt / precision (noise)",
      lambda s: _queries(s), "0.60 / 0.25"),
+    ("recall as a user of the gate gets it: the hook's hits, and the agent's search (as each annotator wrote it) "
+     "where the gate asks for one: at a prompt / precision (noise); prompts asked", lambda s: _asked(s), ""),
 ]
 
 
@@ -200,6 +205,17 @@ def _queries(split: dict[str, Any]) -> str:
     cells = [f"{name} {_f(q['agent']['recall_at_prompt'])} / {_f(q['agent']['precision'])} ({q['agent']['noise']})"
              for name, q in sorted(split.get("agent_queries", {}).items())]
     return "; ".join(cells) or "—"
+
+
+def _asked(split: dict[str, Any]) -> str:
+    """The hook with the agent's search only where the recall gate asked for one, per annotator (an older run
+    without it reads —); the asks are the same for every annotator (the gate asks, not the agent)."""
+    cells = [f"{name} {_f(q['asked']['recall_at_prompt'])} / {_f(q['asked']['precision'])} ({q['asked']['noise']})"
+             for name, q in sorted(split.get("agent_queries", {}).items()) if "asked" in q]
+    asks = {(q["asks"], q["prompts_replayed"]) for q in split.get("agent_queries", {}).values() if "asked" in q}
+    if not cells:
+        return "—"
+    return "; ".join(cells) + "; " + ", ".join(f"{a} of {n}" for a, n in sorted(asks))
 
 
 def _sizes(split: dict[str, Any]) -> str:

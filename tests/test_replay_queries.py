@@ -86,6 +86,33 @@ def test_scores_add_up_by_hand_window_compaction_noise_and_union() -> None:
         (5, ["m-a1", "m-h1"], ["m-idx", "m-none"]), (9, [], []), (12, [], [])]
 
 
+def test_the_asked_row_counts_the_agents_search_only_where_the_recall_gate_asked_for_one() -> None:
+    """What a user of the gate gets: the agent searches where the gate asks (gate/gates/recall/search_first.py);
+    at a prompt where it did not ask, the search an annotator wrote is what the agent might have done unasked."""
+    asked_here = _prompt(5, delivered=["m-h1"], hits=["m-a1", "m-x"], query="a")
+    asked_here.extra["search_asked"] = True
+    results = [
+        asked_here,
+        _prompt(9, hits=["m-b1"], query="b"),  # not asked: its hits count for "both", not for "asked"
+        _prompt(12, hits=["m-b2"], query="c"),  # not asked, and should get nothing: noise for "both" only
+        _prompt(15),  # unlabelled, not asked: counted among the prompts replayed
+    ]
+    labels = Labels()
+    labels.memories = {(T, 5): ["m-a1", "m-h1"], (T, 9): ["m-b1", "m-a1"], (T, 12): []}
+    queries = {(T, 5): "a", (T, 9): "b", (T, 12): "c"}
+    scores = score_queries(labels, {T: SessionRun(Timeline(T), results)}, queries)
+
+    def row(key: str) -> tuple[int, ...]:
+        r = scores[key]
+        return r["expected"], r["reached_at_prompt"], r["shown"], r["shown_relevant"], r["noise"]
+
+    # asked: at 5 m-h1 (hook) and m-a1 (search); at 9 m-a1 still in front of the agent, m-b1 never searched for
+    assert row("asked") == (4, 3, 3, 2, 0)
+    # both, as if the agent searched everywhere: m-b1 at 9 as well, and m-b2 shown where nothing is expected
+    assert row("both") == (4, 4, 5, 3, 1)
+    assert (scores["asks"], scores["prompts_replayed"]) == (1, 4)
+
+
 # --- through the CLI: the replay runs plain `gate search` against the store as it was ---------------------------
 
 MEMORY = {"kind": "gotcha", "body": "", "tags": [], "paths": [], "links": [],

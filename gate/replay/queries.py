@@ -17,7 +17,10 @@ from that prompt on, in that context window (a compaction empties it), as every 
 Scored side by side, over the labelled prompts:
 - the hook: what the gates delivered (in full or as an index line) — the delivery figures of labels.score;
 - the agent's queries alone: what its searches returned, at this prompt or earlier in the window;
-- both: either of them.
+- both: either of them;
+- asked: the hook, with the agent's search only at the prompts where the recall gate asked for one
+  (gate/gates/recall/search_first.py) — what a user of the gate gets, where "both" assumes a search at every
+  prompt. `asks` counts the prompts asked, of all replayed prompts: each ask costs the agent one search.
 For each: delivery (expected memories that had reached the agent by the prompt), delivered at a prompt (by the
 recall gate's injection or by a search: what the prompt itself brought), precision of what was put in front
 of the agent at the prompt (the hook's injection, the search's hits, their union; a hit counts each time a
@@ -112,8 +115,8 @@ class _Tally:
 
 def score_queries(labels: Labels, runs: dict[str, SessionRun], queries: Queries) -> dict[str, Any]:
     """The hook, the agent's queries and both, side by side over the labelled prompts (see the module doc)."""
-    hook, agent, both = _Tally(), _Tally(), _Tally()
-    labelled = with_query = empty = 0
+    hook, agent, both, asked = _Tally(), _Tally(), _Tally(), _Tally()
+    labelled = with_query = empty = prompts = asks = 0
     cases: list[dict[str, Any]] = []
     replayed: set[tuple[str, int]] = set()
     for transcript, run in runs.items():
@@ -121,10 +124,11 @@ def score_queries(labels: Labels, runs: dict[str, SessionRun], queries: Queries)
         listed: set[str] = set()  # as a session-start index line
         at_prompts: set[str] = set()  # injected at a prompt
         searched: set[str] = set()  # returned by the agent's searches
+        searched_asked: set[str] = set()  # ... by those the recall gate asked for
         for result in run.results:
             step = result.step
             if step.name == "SessionStart" and step.event.get("source") == "compact":
-                window, listed, at_prompts, searched = set(), set(), set(), set()
+                window, listed, at_prompts, searched, searched_asked = set(), set(), set(), set(), set()
             if result.extra.get("spawn") or result.extra.get("agent_id"):
                 continue  # a subagent's context, not this one
             window.update(result.delivered)
@@ -136,6 +140,11 @@ def score_queries(labels: Labels, runs: dict[str, SessionRun], queries: Queries)
             replayed.add(key)
             hits = result.agent_hits or []
             searched.update(hits)
+            was_asked = bool(result.extra.get("search_asked"))
+            prompts += 1
+            asks += was_asked
+            hits_asked = hits if was_asked else []
+            searched_asked.update(hits_asked)
             expected = labels.memories.get(key)
             if expected is None:
                 continue
@@ -147,6 +156,8 @@ def score_queries(labels: Labels, runs: dict[str, SessionRun], queries: Queries)
             agent.add(expected, searched, searched, hits)
             both.add(expected, window | listed | searched, at_prompts | searched,
                      sorted(set(result.delivered) | set(hits)))
+            asked.add(expected, window | listed | searched_asked, at_prompts | searched_asked,
+                      sorted(set(result.delivered) | set(hits_asked)))
             if result.agent_hits is not None:
                 cases.append({
                     "transcript": transcript, "line": step.line, "query": queries.get(key, ""), "hits": hits,
@@ -162,6 +173,9 @@ def score_queries(labels: Labels, runs: dict[str, SessionRun], queries: Queries)
         "hook": hook.to_json(),
         "agent": agent.to_json(),
         "both": both.to_json(),
+        "asked": asked.to_json(),
+        "asks": asks,
+        "prompts_replayed": prompts,
         "prompts": cases,
         "unmatched": [f"{t}#{line}" for (t, line) in queries if (t, line) not in replayed],
     }

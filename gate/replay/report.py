@@ -286,7 +286,8 @@ def render_scores(scores: dict[str, Any], show_wrong: bool = True) -> list[str]:
     return lines
 
 
-QUERY_ROWS = (("hook", "the hook's own hits"), ("agent", "the agent's queries"), ("both", "both"))
+QUERY_ROWS = (("hook", "the hook's own hits"), ("agent", "the agent's queries"), ("both", "both"),
+              ("asked", "hook + asked search"))
 
 
 def render_queries(q: dict[str, Any], show_wrong: bool = True) -> list[str]:
@@ -308,6 +309,9 @@ def render_queries(q: dict[str, Any], show_wrong: bool = True) -> list[str]:
     lines.append(f"  (of {q['hook']['expected']} expected memories; noise: memories shown at prompts that should "
                  f"get none — hook {q['hook']['noise_prompts']}, agent {q['agent']['noise_prompts']}, both "
                  f"{q['both']['noise_prompts']} prompts)")
+    if "asked" in q:
+        lines.append(f"  (hook + asked search: the agent's search only where the recall gate asked for one — at "
+                     f"{q['asks']} of {q['prompts_replayed']} prompts replayed)")
     if show_wrong:
         for case in q["prompts"]:
             if case["missed"] or len(case["relevant"]) < len(case["hits"]):

@@ -435,6 +435,17 @@ def _deferring_session(tmp_path: Path, session: str, cwd: str, day: int) -> tupl
     return t.write(tmp_path / f"{session}.jsonl"), turn
 
 
+def _replay_deferring_every_turn(tmp_path: Path, gate: Gate, labels: Path) -> tuple[Path, dict[str, Any]]:
+    """`gate replay --labels … --json --steps` with a threshold no turn reaches: every turn with evidence defers.
+    The rules overlay (for a later replay) and the parsed output."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "writeback.toml").write_text("[score]\nthreshold = 9\n")
+    code, out, err = gate("replay", "--labels", str(labels), "--rules", str(rules), "--json", "--steps")
+    assert code == 0, err
+    return rules, json.loads(out)
+
+
 def test_a_turn_deferred_at_a_session_s_end_reminds_the_project_s_next_session_only(
     tmp_path: Path, gate: Gate
 ) -> None:
@@ -449,12 +460,7 @@ def test_a_turn_deferred_at_a_session_s_end_reminds_the_project_s_next_session_o
         {"transcript": other.name, "turn": other_turn, "block": False},
         {"transcript": first.name, "turn": turn, "block": True, "kind": "decision"},
     ])
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    (rules / "writeback.toml").write_text("[score]\nthreshold = 9\n")
-    code, out, err = gate("replay", "--labels", str(labels), "--rules", str(rules), "--json", "--steps")
-    assert code == 0, err
-    data = json.loads(out)
+    rules, data = _replay_deferring_every_turn(tmp_path, gate, labels)
     starts = {Path(s["transcript"]).name: s["steps"][0]["reason"] for s in data["sessions"]}
     assert starts == {later.name: "REMINDED_CARRIED_WRITEBACK", other.name: "SKIP_NOTHING_STANDING",
                       first.name: "SKIP_NOTHING_STANDING"}, starts
@@ -483,12 +489,7 @@ def test_transcripts_that_share_a_session_id_are_replayed_and_scored_as_sessions
         {"transcript": first.name, "turn": turn, "block": True, "kind": "decision"},
         {"transcript": second.name, "turn": second_turn, "block": True, "kind": "decision"},
     ])
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    (rules / "writeback.toml").write_text("[score]\nthreshold = 9\n")
-    code, out, err = gate("replay", "--labels", str(labels), "--rules", str(rules), "--json", "--steps")
-    assert code == 0, err
-    data = json.loads(out)
+    _, data = _replay_deferring_every_turn(tmp_path, gate, labels)
     starts = {Path(s["transcript"]).name: s["steps"][0]["reason"] for s in data["sessions"]}
     assert starts == {first.name: "SKIP_NOTHING_STANDING", second.name: "REMINDED_CARRIED_WRITEBACK"}, starts
     writeback = data["scores"]["writeback"]

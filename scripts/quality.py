@@ -200,21 +200,25 @@ def _padded(split: dict[str, Any]) -> str:
     return f"{_f(d['recall_prompt_time'])} / {_f(d['injected_precision'])} / {d['noise']}"
 
 
+def _annotator_cells(split: dict[str, Any], row: str) -> list[str]:
+    """One cell per annotator for one row of its query scores: at a prompt / precision (noise); an older run
+    without the row has none."""
+    return [f"{name} {_f(q[row]['recall_at_prompt'])} / {_f(q[row]['precision'])} ({q[row]['noise']})"
+            for name, q in sorted(split.get("agent_queries", {}).items()) if row in q]
+
+
 def _queries(split: dict[str, Any]) -> str:
-    """One cell for every annotator's queries (an older run without them reads —)."""
-    cells = [f"{name} {_f(q['agent']['recall_at_prompt'])} / {_f(q['agent']['precision'])} ({q['agent']['noise']})"
-             for name, q in sorted(split.get("agent_queries", {}).items())]
-    return "; ".join(cells) or "—"
+    """Every annotator's queries alone (an older run without them reads —)."""
+    return "; ".join(_annotator_cells(split, "agent")) or "—"
 
 
 def _asked(split: dict[str, Any]) -> str:
     """The hook with the agent's search only where the recall gate asked for one, per annotator (an older run
     without it reads —); the asks are the same for every annotator (the gate asks, not the agent)."""
-    cells = [f"{name} {_f(q['asked']['recall_at_prompt'])} / {_f(q['asked']['precision'])} ({q['asked']['noise']})"
-             for name, q in sorted(split.get("agent_queries", {}).items()) if "asked" in q]
-    asks = {(q["asks"], q["prompts_replayed"]) for q in split.get("agent_queries", {}).values() if "asked" in q}
+    cells = _annotator_cells(split, "asked")
     if not cells:
         return "—"
+    asks = {(q["asks"], q["prompts_replayed"]) for q in split["agent_queries"].values() if "asked" in q}
     return "; ".join(cells) + "; " + ", ".join(f"{a} of {n}" for a, n in sorted(asks))
 
 

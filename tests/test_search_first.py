@@ -173,6 +173,29 @@ def test_a_shift_with_nothing_past_the_floor_still_asks(project: Path, stored, h
     assert refused(edit(hook, project)) is not None
 
 
+def test_a_follow_up_naming_memory_shown_earlier_asks_for_the_agents_search(
+    project: Path, stored, hook: Hook, gate
+) -> None:
+    # Recall found memory on the request, all of it in context already (here: a directive, in full at session
+    # start): nothing is injected again, but the agent searches for what else the request needs
+    # (rules/recall.toml [search_first] ask_when_delivered).
+    code, out, err = gate("remember", "Before any reserve account waterfall change, run the sandbox migration suite",
+                          "--kind", "directive")
+    assert code == 0, err
+    directive = out.strip()
+    out, code = hook(event(project, "SessionStart", source="startup"))
+    assert code == 0 and directive in out
+    assert stored["waterfall"] in prompt(hook, project)
+    follow_up = "ok, so the sandbox migration suite runs before the waterfall change?"
+    context = prompt(hook, project, follow_up, prompt_id="p2")
+    record = audit("UserPromptSubmit")[-1]
+    assert record["reason"] == "SUPPRESSED_ALREADY_DELIVERED" and not record["shift"], record
+    assert record["search_asked"] is True and record["delivered"] == []
+    assert "shown earlier in this session" in context and "search WORDS`" in context, context
+    assert directive not in context, "what came earlier is not injected again"
+    assert refused(edit(hook, project, prompt_id="p2")) is not None
+
+
 def test_an_empty_store_asks_nothing(project: Path, hook: Hook) -> None:
     assert prompt(hook, project) == ""
     assert refused(edit(hook, project)) is None

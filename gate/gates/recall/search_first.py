@@ -2,7 +2,8 @@
 
 UserPromptSubmit (`ask`): where recall fires — a topic shift (in a store that holds something to find), or
 memories past the floor — its context keeps its hits and asks the agent for a search in its own words of what
-the request needs, naming `gate search`; the ledger keeps the request for this turn (this prompt's id).
+the request needs, naming `gate search`; so does a follow-up whose hits all came earlier in the session
+([search_first] ask_when_delivered). The ledger keeps the request for this turn (this prompt's id).
 
 PreToolUse (`check`): the agent's `gate search` or `gate show` (its Bash call, seen here) meets the request. Until
 then, the first tool call of the turn that changes something — an edit, a Bash command line that is not
@@ -43,9 +44,13 @@ def ask(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
     """The recall gate's answer, asking for the agent's own search where recall fired; the request noted."""
     fired = outcome.decision == "fired" and outcome.gate == "recall"
     shift = bool(outcome.extra.get("shift")) and outcome.reason in ASKING_SKIPS
-    if not (fired or shift):
-        return outcome
     rules = ctx.rules("recall").get("search_first", {})
+    # A follow-up whose hits all came earlier in the session: recall found memory on the request, so the agent
+    # searches for what else it needs (rules/recall.toml [search_first] ask_when_delivered).
+    known = (not shift and outcome.reason == "SUPPRESSED_ALREADY_DELIVERED"
+             and bool(rules.get("ask_when_delivered", False)))
+    if not (fired or shift or known):
+        return outcome
     if shift and ctx.index.num_docs() < int(rules.get("min_memories", 1)):
         return outcome  # nothing to find
     messages = ctx.rules("messages")["recall"]
@@ -63,7 +68,7 @@ def ask(ctx: HookContext, ledger: Ledger, outcome: Outcome) -> Outcome:
         outcome.chars = len(combined)
         ledger.injected_chars += len(text) + 1
         return outcome
-    header = messages["header"].format(reason=messages["reason_shift"])
+    header = messages["header"].format(reason=messages["reason_delivered" if known else "reason_shift"])
     combined = f"{header}\n{text}"
     ledger.injected_chars += len(combined)
     # Nothing delivered, for the reason recall gives; what was done is the ask.

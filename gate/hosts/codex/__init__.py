@@ -1,0 +1,1 @@
+"""OpenAI's Codex CLI: its rollout transcripts (rollout.py), hook events and verdicts."""

@@ -112,29 +112,24 @@ def test_split_words_is_shlex_on_fuzzed_lines() -> None:
 
 
 def test_split_words_is_shlex_on_the_corpus_commands() -> None:
-    """Every Bash command of the corpus's sessions (skipped where ../shared/corpora is absent)."""
-    import json
-    from pathlib import Path
+    """Every Bash command of the corpus's sessions, Codex CLI shell calls included (skipped where
+    ../shared/corpora is absent)."""
+    from corpus_files import entries, transcripts
 
     from gate.shellwords import split_words
 
-    corpus = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "sessions"
-    if not corpus.is_dir():
+    files = transcripts()
+    if not files:
         pytest.skip("the corpus is not at ../shared/corpora")
     commands = set()
-    for path in corpus.rglob("*.jsonl"):
-        for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            if '"Bash"' not in raw:
-                continue
-            try:
-                content = json.loads(raw).get("message", {}).get("content")
-            except (ValueError, AttributeError):
-                continue
+    for path in files:
+        for entry in entries(path):
+            content = entry.get("message", {}).get("content") if isinstance(entry.get("message"), dict) else None
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("name") == "Bash":
                     command = (block.get("input") or {}).get("command")
                     if isinstance(command, str):
                         commands.add(command)
-    assert len(commands) > 100, len(commands)
+    assert len(commands) > 10_000, len(commands)
     wrong = [c for c in commands if split_words(c) != _shlex_words(c)]
     assert not wrong, wrong[:3]

@@ -4,6 +4,7 @@ the invariants over every export in the real corpus (skipped where ../shared/cor
 
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -851,7 +852,8 @@ def _exports() -> list[Path]:
     sessions = CORPUS / "sessions"
     if not sessions.is_dir():
         return []
-    return sorted(p for p in sessions.rglob("*") if p.is_file() and p.suffix != ".jsonl" and p.name != "manifest.json")
+    return sorted(p for p in sessions.rglob("*")
+                  if p.is_file() and not p.name.endswith((".jsonl", ".jsonl.gz")) and p.name != "manifest.json")
 
 
 @pytest.mark.skipif(not (CORPUS / "sessions").is_dir(), reason="the corpus (../shared/corpora) is not here")
@@ -887,11 +889,20 @@ def test_every_export_in_the_corpus_converts_and_reads_like_a_raw_transcript(tmp
 
 
 @pytest.mark.skipif(not (CORPUS / "sessions").is_dir(), reason="the corpus (../shared/corpora) is not here")
-def test_the_mirror_of_the_real_corpus_holds_every_session(tmp_path: Path) -> None:
+def test_the_mirror_of_the_real_corpus_holds_every_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "mirror"
     assert mirror.main(["--out", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rollouts = sum(owner["formats"].get("codex-rollout (gzip)", 0) for owner in report.values())
+    assert rollouts >= 90  # the corpus README's Codex CLI sessions, read as rollouts
+    assert not [cause for owner in report.values() for cause in owner["skipped"] if cause.startswith("file not")]
     sessions = CORPUS / "sessions"
     raw = sorted(p.relative_to(sessions) for p in sessions.rglob("*.jsonl"))
     assert raw and all((out / p).is_symlink() for p in raw)
+    compressed = sorted(sessions.rglob("*.jsonl.gz"))
+    assert len(compressed) > 500  # the long projects of many sessions, Claude Code's and Codex CLI's
+    for path in compressed:
+        mirrored = out / str(path.relative_to(sessions))[: -len(".gz")]
+        assert mirrored.read_bytes() == gzip.decompress(path.read_bytes()), path
     assert all((out / f"{p.relative_to(sessions)}.jsonl").is_file() for p in _exports())
     assert not [p for p in out.rglob("*") if p.is_file() and not p.is_symlink() and not p.name.endswith(".jsonl")]

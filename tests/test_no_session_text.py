@@ -10,6 +10,7 @@ tests/test_labelled_sets.py). Ids, line numbers and verdicts are not text and ar
 from __future__ import annotations
 
 import ast
+import gzip
 import io
 import json
 import re
@@ -49,6 +50,10 @@ def _strings(value: object) -> list[str]:
 
 
 def _texts(path: Path) -> list[str]:
+    """A session file's strings: a compressed transcript (`.jsonl.gz`) read decompressed."""
+    if path.name.endswith(".jsonl.gz"):
+        with gzip.open(path, "rb") as handle:
+            return _texts_of_lines(handle.read().decode("utf-8", errors="replace"))
     raw = path.read_text(encoding="utf-8", errors="replace")
     return _texts_of_lines(raw) if path.suffix == ".jsonl" else [raw]
 

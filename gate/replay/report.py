@@ -29,6 +29,7 @@ def session_json(run: SessionRun, detail: bool = True, steps: bool = False) -> d
     out: dict[str, Any] = {
         "transcript": run.timeline.path,
         "session": run.timeline.session_id,
+        "agent": run.timeline.agent,
         **run.summary(),
         "lines": run.timeline.lines,
         "skipped_lines": dict(run.timeline.skipped),
@@ -45,9 +46,12 @@ def session_json(run: SessionRun, detail: bool = True, steps: bool = False) -> d
 def replay_json(replay: Replay, detail: bool = True, steps: bool = False) -> dict[str, Any]:
     sessions = [session_json(run, detail, steps) for run in replay.runs.values()]
     total = {key: sum(s[key] for s in sessions) for key in TOTAL_KEYS}
+    agents: dict[str, int] = {}
+    for session in sessions:
+        agents[session["agent"]] = agents.get(session["agent"], 0) + 1
     return {
         "sessions": sessions,
-        "total": {"sessions": len(sessions), **total, **skipped_lines(replay)},
+        "total": {"sessions": len(sessions), "agents": agents, **total, **skipped_lines(replay)},
         "unreadable": replay.unreadable,
     }
 

@@ -1,5 +1,6 @@
 """A recorded Claude Code session as the hooks lived it: the events, in order, each with the byte offset at
-which the transcript stood when that hook ran.
+which the transcript stood when that hook ran. A Codex CLI rollout is read the same way, each of its lines as
+the transcript entry it is (gate/hosts/codex/rollout.py): its hooks have the same shape.
 
 The walk is forward, one line at a time, and shares its notion of a prompt with the hooks' backward reader
 (gate.session.turn.classify_user), so a turn starts in the same place for both. What Claude Code does,
@@ -31,6 +32,7 @@ import os
 from collections import Counter
 from typing import Any
 
+from gate.hosts.codex import rollout
 from gate.session.transcript import without_surrogates
 from gate.session.turn import (
     COMMAND,
@@ -69,10 +71,13 @@ class Step:
 
 
 class Timeline:
-    __slots__ = ("cwd", "lines", "path", "repaired", "session_id", "skipped", "steps", "subagents")
+    __slots__ = ("agent", "cwd", "lines", "path", "repaired", "session_id", "skipped", "steps", "subagent_thread",
+                 "subagents")
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.agent = "claude-code"  # or "codex": a Codex CLI rollout (gate/hosts/codex/rollout.py reads it)
+        self.subagent_thread = False  # a Codex rollout of a subagent's thread (its prompts are the parent's)
         self.session_id = ""
         self.cwd = ""
         self.steps: list[Step] = []
@@ -177,6 +182,13 @@ def read_timeline(path: str) -> Timeline:
             entry = _decode(raw, timeline)
             if entry is None:
                 continue
+            if "payload" in entry and rollout.is_rollout_line(entry):
+                timeline.agent = "codex"
+                entry = rollout.entry(entry)
+                if entry is None:
+                    continue  # reasoning, token counts, an event that repeats a response item
+                if entry.get("type") == rollout.SESSION_META and entry.get("subagent") is True:
+                    timeline.subagent_thread = True
             if walk is None:
                 timeline.session_id = str(entry.get("sessionId") or os.path.splitext(os.path.basename(path))[0])
                 timeline.cwd = str(entry.get("cwd") or "")

@@ -24,10 +24,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 BLOCK_SIZE = 64 * 1024
+_ROLLOUT_CONVERSATION = ("response_item", "event_msg", "compacted")
 
 # Cheap pre-filter: only lines whose type may be conversation are worth a json.loads (an api-request-blob
-# line can be megabytes). The CLI writes compact JSON, but tolerate spaces around the colon.
-CONVERSATION_TYPE = rb'"type"\s*:\s*"(?:user|assistant|system)"'  # compiled once kept (gate/literals.py)
+# line can be megabytes). The CLI writes compact JSON, but tolerate spaces around the colon. A Codex CLI
+# rollout's lines are response items, events and compactions (gate/hosts/codex/rollout.py reads them).
+CONVERSATION_TYPE = (  # compiled once kept (gate/literals.py)
+    rb'"type"\s*:\s*"(?:user|assistant|system|response_item|event_msg|compacted)"'
+)
 _conversation_type: re.Pattern[bytes] | None = None
 
 def _reverse_lines(path: str, max_bytes: int, end: int | None = None) -> Iterator[bytes]:
@@ -95,6 +99,12 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     entry = json.loads_or(line.decode("utf-8", errors="replace"), None)
     if not isinstance(entry, dict):
         return None
+    if "payload" in entry and entry.get("type") in _ROLLOUT_CONVERSATION:
+        from gate.hosts.codex import rollout  # only a Codex session's hooks meet such a line
+
+        entry = rollout.entry(entry)
+        if entry is None:
+            return None
     if b"\\ud" in line or b"\\uD" in line:  # an escaped surrogate, perhaps a lone one
         try:
             entry = without_surrogates(entry)

@@ -3,7 +3,9 @@
 
     python scripts/corpus/mirror.py --out DIR [--corpus ../shared/corpora] [--json]
 
-Every raw .jsonl is symlinked at its relative path; every export is converted to `<its relative path>.jsonl`.
+Every raw .jsonl is symlinked at its relative path; every gzip-compressed `.jsonl.gz` (a Claude Code transcript
+or a Codex CLI rollout, which the hooks read as it is: gate/hosts/codex/rollout.py) is written decompressed at
+its relative path less `.gz`; every export is converted to `<its relative path>.jsonl`.
 Prints, per owner: files, prompts, commands, answered turns, assistant lines, tool calls and results, and the
 lines or parts skipped, by cause. Running it again rewrites nothing that is already up to date. DIR must lie
 outside the repository and the corpus: converted sessions are other people's text.
@@ -20,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from convert import ExportError, convert_file, write_atomically
-from exports.classify import Counts, count_file
+from exports.classify import Counts, count_file, count_lines, read_session
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora"
@@ -47,6 +49,16 @@ def mirror_owner(owner: Path, sessions: Path, out: Path) -> tuple[Counts, dict[s
             _link(path.resolve(), out / relative)
             counts = count_file(path)
             formats["raw-jsonl"] = formats.get("raw-jsonl", 0) + 1
+        elif path.name.endswith(".jsonl.gz"):
+            try:
+                data = read_session(path)
+            except (OSError, EOFError) as error:  # a corrupt or cut gzip stream: counted, never silent
+                total.skipped[f"file not read: {error}"] += 1
+                continue
+            write_atomically(out / str(relative)[: -len(".gz")], data)
+            counts = count_lines(data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"))
+            name = "codex-rollout" if _is_rollout(data) else "raw-jsonl"
+            formats[f"{name} (gzip)"] = formats.get(f"{name} (gzip)", 0) + 1
         else:
             try:
                 name, data, counts = convert_file(path)
@@ -57,6 +69,15 @@ def mirror_owner(owner: Path, sessions: Path, out: Path) -> tuple[Counts, dict[s
             formats[name] = formats.get(name, 0) + 1
         total.add(counts)
     return total, formats
+
+
+def _is_rollout(data: bytes) -> bool:
+    """A Codex CLI rollout opens with its session_meta line."""
+    try:
+        first = json.loads(data.split(b"\n", 1)[0])
+    except ValueError:
+        return False
+    return isinstance(first, dict) and first.get("type") == "session_meta"
 
 
 def _inside(path: Path, parent: Path) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gate.hosts.codex import rollout
 from gate.session.turn import (
     COMMAND,
     COMPACT_SUMMARY,
@@ -93,6 +94,13 @@ def count_lines(lines: list[bytes]) -> Counts:
         except ValueError:
             counts.skipped["unparsable JSON"] += 1
             continue
+        if isinstance(entry, dict) and rollout.is_rollout_line(entry):
+            payload = entry["payload"]
+            line_type = f"{entry['type']} {payload.get('type', '')}".strip() if isinstance(payload, dict) else ""
+            entry = rollout.entry(entry)
+            if entry is None:
+                counts.skipped[f"codex line {line_type}"] += 1
+                continue
         kind = entry.get("type") if isinstance(entry, dict) else None
         if kind not in CONVERSATION_TYPES:
             counts.skipped[f"line type {kind}"] += 1
@@ -126,5 +134,15 @@ def count_lines(lines: list[bytes]) -> Counts:
 
 
 def count_file(path: Path) -> Counts:
-    data = path.read_bytes()
+    data = read_session(path)
     return count_lines(data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"))
+
+
+def read_session(path: Path) -> bytes:
+    """A session file's bytes: a `.jsonl.gz` (the corpus's compressed sessions) decompressed."""
+    if path.name.endswith(".gz"):
+        import gzip
+
+        with gzip.open(path, "rb") as handle:
+            return handle.read()
+    return path.read_bytes()

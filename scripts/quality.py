@@ -31,7 +31,7 @@ RUN_FILE = REPO / "eval" / "quality" / "run.json"
 BEFORE_FILE = REPO / "eval" / "quality" / "before.json"
 DOC = REPO / "docs" / "quality.md"
 CORPUS = REPO.parent / "shared" / "corpora"
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "test", "test-added")  # test-added: the owners issue 43 added to the test split
 LABEL_FILES = ("writeback", "delivery", "shift")
 BEGIN = "<!-- quality-figures: begin (written by scripts/quality.py from eval/quality/run.json; do not edit) -->"
 END = "<!-- quality-figures: end -->"
@@ -50,17 +50,21 @@ DELIVERY_KEYS = ("expected", "reached", "recall", "recall_prompt_time", "recall_
 
 
 def aggregates(scores: dict[str, Any]) -> dict[str, Any]:
-    """What a split's scores say in figures alone (the wrong cases quote the sessions: they stay out)."""
-    wb, shift, delivery = scores["writeback"], scores["recall_shift"], scores["delivery"]
-    return {
-        "writeback": {k: wb[k] for k in WRITEBACK_KEYS},
-        "shift": {k: shift[k] for k in SHIFT_KEYS},
-        "shift_verdict": {k: scores["shift_verdict"][k] for k in SHIFT_KEYS},
-        "delivery": {k: delivery[k] for k in DELIVERY_KEYS} | {"by_language": {
+    """What a split's scores say in figures alone (the wrong cases quote the sessions: they stay out). A split
+    without labels of a kind (the owners added in issue 43 have no delivery labels yet) has no figures of it."""
+    out: dict[str, Any] = {}
+    if "writeback" in scores:
+        out["writeback"] = {k: scores["writeback"][k] for k in WRITEBACK_KEYS}
+    if "recall_shift" in scores:
+        out["shift"] = {k: scores["recall_shift"][k] for k in SHIFT_KEYS}
+        out["shift_verdict"] = {k: scores["shift_verdict"][k] for k in SHIFT_KEYS}
+    if "delivery" in scores:
+        delivery = scores["delivery"]
+        out["delivery"] = {k: delivery[k] for k in DELIVERY_KEYS} | {"by_language": {
             language: {k: figures[k] for k in ("expected", "reached", "recall", "recall_prompt_time")}
-            for language, figures in delivery["by_language"].items()}},
-        "unmatched": len(scores["unmatched"]),
-    }
+            for language, figures in delivery["by_language"].items()}}
+    out["unmatched"] = len(scores["unmatched"])
+    return out
 
 
 def _replay(labels: Any, queries: Any = None) -> Any:
@@ -79,12 +83,102 @@ def _replay(labels: Any, queries: Any = None) -> Any:
 
 
 def measure_split(root: Path, split: str) -> dict[str, Any]:
-    """Replay one split's labelled sessions with the current code and rules; its aggregate figures."""
+    """Replay one split's labelled sessions with the current code and rules; its aggregate figures, with their
+    intervals (an older checkout's score has no by_session: no intervals)."""
     from gate.replay.labels import load_labels, merged, score
 
-    labels = merged([load_labels(str(LABELS / split / f"{name}.jsonl"), str(root)) for name in LABEL_FILES])
+    labels = merged([load_labels(str(path), str(root)) for path in _label_files(split)])
     replay = _replay(labels)
-    return aggregates(score(labels, replay.runs, replay.store_ids))
+    scores = score(labels, replay.runs, replay.store_ids)
+    out = aggregates(scores)
+    if "by_session" in scores:
+        out["intervals"] = intervals(scores["by_session"])
+        out["behind"] = behind(scores["by_session"], root)
+        codex = {name: c for name, c in scores["by_session"].items()
+                 if getattr(replay.runs[name].timeline, "agent", "") == "codex"}
+        if codex:
+            out["codex"] = codex_figures(codex)
+    return out
+
+
+def codex_figures(by_session: dict[str, dict[str, list[int]]]) -> dict[str, Any]:
+    """The split's Codex CLI sessions apart (issue 45): their turns and prompts, and the headline figures on them."""
+    total: dict[str, list[int]] = {}
+    for session in by_session.values():
+        for name, values in session.items():
+            total[name] = [a + b for a, b in zip(total.get(name, [0] * len(values)), values, strict=True)]
+    figures = {name: None if value is None else round(value, 3) for name, value in _figures(total).items()}
+    return {"sessions": len(by_session), "turns": sum(total["block"]), "should_block": total["block"][0] +
+            total["block"][2], "prompts": sum(total["shift"]), **figures}
+
+
+# The headline figures, each from one session's counts summed over sessions (gate/replay/labels.py's by_session:
+# block, either (blocked or reminded) and shift as tp, fp, fn, tn; delivery as SESSION_DELIVERY_KEYS).
+def _figures(total: dict[str, list[int]]) -> dict[str, float | None]:
+    def ratio(part: int, whole: int) -> float | None:
+        return part / whole if whole else None
+
+    tp, fp, fn, tn = total["block"]
+    either_tp, _, either_fn, _ = total["either"]
+    shift_tp, shift_fp, shift_fn, _ = total["shift"]
+    expected, reached, at_prompt, injected, relevant = total["delivery"]
+    return {
+        "writeback_precision": ratio(tp, tp + fp), "writeback_recall": ratio(tp, tp + fn),
+        "false_block_rate": ratio(fp, fp + tn), "recall_blocked_or_reminded": ratio(either_tp, either_tp + either_fn),
+        "delivery_recall": ratio(reached, expected), "recall_prompt_time": ratio(at_prompt, expected),
+        "injected_precision": ratio(relevant, injected),
+        "shift_precision": ratio(shift_tp, shift_tp + shift_fp), "shift_recall": ratio(shift_tp, shift_tp + shift_fn),
+    }
+
+
+FIGURES = ("writeback_precision", "writeback_recall", "false_block_rate", "recall_blocked_or_reminded",
+           "delivery_recall", "recall_prompt_time", "injected_precision", "shift_precision", "shift_recall")
+BOOTSTRAP_SAMPLES = 1000
+BOOTSTRAP_SEED = 43  # fixed: the same run gives the same intervals, so --check can compare them
+
+
+def intervals(by_session: dict[str, dict[str, list[int]]]) -> dict[str, list[float] | None]:
+    """A 95 % interval for each headline figure: the sessions resampled with replacement (a session's turns and
+    prompts are not independent of each other, so the session is the unit), the 2.5th and 97.5th percentiles."""
+    import random
+
+    sessions = [by_session[name] for name in sorted(by_session)]
+    chance = random.Random(BOOTSTRAP_SEED)
+    draws: dict[str, list[float]] = {}
+    for _ in range(BOOTSTRAP_SAMPLES):
+        total: dict[str, list[int]] = {}
+        for session in chance.choices(sessions, k=len(sessions)):
+            for name, values in session.items():
+                total[name] = [a + b for a, b in zip(total.get(name, [0] * len(values)), values, strict=True)]
+        for name, value in _figures(total).items():
+            if value is not None:
+                draws.setdefault(name, []).append(value)
+    out: dict[str, list[float] | None] = {}
+    for name in FIGURES:
+        values = sorted(draws.get(name, []))
+        if len(values) < BOOTSTRAP_SAMPLES // 2:  # a figure most resamples cannot compute (no case of its kind)
+            out[name] = None
+            continue
+        low, high = values[int(0.025 * (len(values) - 1))], values[int(0.975 * (len(values) - 1))]
+        out[name] = [round(low, 3), round(high, 3)]
+    return out
+
+
+def behind(by_session: dict[str, dict[str, list[int]]], root: Path) -> dict[str, int]:
+    """How much evidence a split's figures stand on: its sessions and owners, its should-block turns and the
+    owners they come from (an owner is a corpus folder; a family such as entireio+* counts each folder)."""
+    def owner(transcript: str) -> str:
+        path = Path(transcript)
+        return (path.relative_to(root) if path.is_relative_to(root) else path).parts[0]
+
+    blocking = {name for name, c in by_session.items() if c["block"][0] + c["block"][2]}
+    return {"sessions": len(by_session), "owners": len({owner(name) for name in by_session}),
+            "should_block": sum(c["block"][0] + c["block"][2] for c in by_session.values()),
+            "should_block_owners": len({owner(name) for name in blocking})}
+
+
+def _label_files(split: str) -> list[Path]:
+    return [path for name in LABEL_FILES if (path := LABELS / split / f"{name}.jsonl").is_file()]
 
 
 def measure_queries(root: Path, split: str) -> dict[str, Any]:
@@ -130,9 +224,13 @@ def measure_padded(root: Path, split: str) -> dict[str, Any]:
 
 
 def measure(root: Path) -> dict[str, Any]:
-    return {split: measure_split(root, split) | {"agent_queries": measure_queries(root, split),
-                                                 "delivery_padded": measure_padded(root, split)}
-            for split in SPLITS}
+    out = {}
+    for split in SPLITS:
+        out[split] = measure_split(root, split)
+        if (LABELS / split / "delivery.jsonl").is_file():  # (the agent's queries and the padded stores score
+            out[split] |= {"agent_queries": measure_queries(root, split),  # delivery)
+                           "delivery_padded": measure_padded(root, split)}
+    return out
 
 
 def build_mirror(out: Path) -> Path:
@@ -161,10 +259,12 @@ def _n(value: float | None) -> str:
 ROWS: list[tuple[str, Any, str]] = [
     # (row, how a split's figures read in it, target on the test split: issues 29 and 30)
     ("write-back, blocks alone: precision / recall",
-     lambda s: f"{_f(s['writeback']['precision'])} / {_f(s['writeback']['recall'])}", "— / 0.30"),
+     lambda s: f"{_f(s['writeback']['precision'])}{_ci(s, 'writeback_precision')} / "
+               f"{_f(s['writeback']['recall'])}{_ci(s, 'writeback_recall')}", "— / 0.30"),
     ("write-back: blocked, or reminded at the next prompt or session start (recall)",
-     lambda s: _f(s["writeback"]["recall_blocked_or_reminded"]), "0.55"),
-    ("write-back: false blocks, share of ordinary turns", lambda s: _pct(s["writeback"]["false_block_rate"]), "1.5 %"),
+     lambda s: _f(s["writeback"]["recall_blocked_or_reminded"]) + _ci(s, "recall_blocked_or_reminded"), "0.55"),
+    ("write-back: false blocks, share of ordinary turns",
+     lambda s: _pct(s["writeback"]["false_block_rate"]) + _ci(s, "false_block_rate", percent=True), "1.5 %"),
     ("write-back: blocks / reminders per 100 turns (reminders on ordinary turns)",
      lambda s: f"{_n(s['writeback']['blocks_per_100_turns'])} / {_n(s['writeback']['reminders_per_100_turns'])} "
                f"({_n(s['writeback']['reminders_on_ordinary_per_100_turns'])})", "— / (8)"),
@@ -173,13 +273,16 @@ ROWS: list[tuple[str, Any, str]] = [
     ("write-back: turns deferred whose reminder never came (withdrawn, capped, no later session)",
      lambda s: str(s["writeback"]["deferred_not_reminded"]), ""),
     ("recall: expected memories that reached the agent, index line or full text",
-     lambda s: _f(s["delivery"]["recall"]), "0.80"),
-    ("— of them in full at a prompt", lambda s: _f(s["delivery"]["recall_prompt_time"]), "0.45"),
-    ("recall: injected memories relevant where injected", lambda s: _f(s["delivery"]["injected_precision"]), "0.22"),
+     lambda s: _f(s["delivery"]["recall"]) + _ci(s, "delivery_recall"), "0.80"),
+    ("— of them in full at a prompt",
+     lambda s: _f(s["delivery"]["recall_prompt_time"]) + _ci(s, "recall_prompt_time"), "0.45"),
+    ("recall: injected memories relevant where injected",
+     lambda s: _f(s["delivery"]["injected_precision"]) + _ci(s, "injected_precision"), "0.22"),
     ("recall: noise (memories injected at prompts that should get none)",
      lambda s: f"{s['delivery']['noise']} at {s['delivery']['noise_prompts']} prompts", "40"),
     ("recall: searched memory where a shift is labelled, precision / recall",
-     lambda s: f"{_f(s['shift']['precision'])} / {_f(s['shift']['recall'])}", ""),
+     lambda s: f"{_f(s['shift']['precision'])}{_ci(s, 'shift_precision')} / "
+               f"{_f(s['shift']['recall'])}{_ci(s, 'shift_recall')}", ""),
     ("recall: the topic-shift verdict alone, precision / recall (a diagnostic)",
      lambda s: f"{_f(s['shift_verdict']['precision'])} / {_f(s['shift_verdict']['recall'])}", ""),
     ("recall: cross-project leaks", lambda s: str(s["delivery"]["leaks"]), "0"),
@@ -190,6 +293,15 @@ ROWS: list[tuple[str, Any, str]] = [
     ("recall as a user of the gate gets it: the hook's hits, and the agent's search (as each annotator wrote it) "
      "where the gate asks for one: at a prompt / precision (noise); prompts asked", lambda s: _asked(s), ""),
 ]
+
+
+def _ci(split: dict[str, Any], name: str, percent: bool = False) -> str:
+    """" [low–high]": the figure's 95 % interval, sessions resampled (a run without intervals shows none)."""
+    interval = split.get("intervals", {}).get(name)
+    if not interval:
+        return ""
+    low, high = interval
+    return f" [{100 * low:.1f}–{100 * high:.1f}]" if percent else f" [{low:.2f}–{high:.2f}]"
 
 
 def _padded(split: dict[str, Any]) -> str:
@@ -222,25 +334,74 @@ def _asked(split: dict[str, Any]) -> str:
     return "; ".join(cells) + "; " + ", ".join(f"{a} of {n}" for a, n in sorted(asks))
 
 
+def _codex(split: dict[str, Any]) -> str:
+    c = split.get("codex")
+    if not c:
+        return "—"
+    return (f"{c['sessions']} sessions, {c['turns']} turns ({c['should_block']} should block): "
+            f"{_f(c['writeback_precision'])} / {_f(c['writeback_recall'])}, "
+            f"false blocks {_pct(c['false_block_rate'])}, blocked or reminded {_f(c['recall_blocked_or_reminded'])}")
+
+
+CODEX_ROW = ("Codex CLI sessions alone: turns; write-back blocks precision / recall, false blocks, blocked or "
+             "reminded", _codex, "")
+
+
 def _sizes(split: dict[str, Any]) -> str:
-    wb, d, sh = split["writeback"], split["delivery"], split["shift"]
-    return (f"{wb['n']} turns ({wb['tp'] + wb['fn']} should block, {wb['fp'] + wb['tn']} ordinary), "
-            f"{d['expected']} expected memories, {sh['n']} prompts ({sh['tp'] + sh['fn']} shifts)")
+    parts = []
+    if "writeback" in split:
+        wb = split["writeback"]
+        parts.append(f"{wb['n']} turns ({wb['tp'] + wb['fn']} should block, {wb['fp'] + wb['tn']} ordinary)")
+    if "delivery" in split:
+        parts.append(f"{split['delivery']['expected']} expected memories")
+    if "shift" in split:
+        sh = split["shift"]
+        parts.append(f"{sh['n']} prompts ({sh['tp'] + sh['fn']} shifts)")
+    text = ", ".join(parts)
+    if "behind" in split:
+        b = split["behind"]
+        text += (f"; {b['sessions']} sessions of {b['owners']} owners, the should-block turns from "
+                 f"{b['should_block_owners']} of them")
+    return text
+
+
+TITLES = {
+    "test": "test split (frozen; read in aggregate only)",
+    "test-added": "test split, the owners issue 43 added (labelled and frozen before any change; read in aggregate "
+                  "only)",
+    "dev": "dev split (tuned on)",
+}
+
+
+def _cell(cell: Any, split: dict[str, Any] | None) -> str:
+    """A row's cell for a split, "—" where the split has no figures of that kind."""
+    if not split:
+        return "—"
+    try:
+        return cell(split)
+    except KeyError:
+        return "—"
 
 
 def render(run: dict[str, Any], before: dict[str, Any]) -> str:
-    """The gate-quality tables (test split, then dev) with the markers around them."""
+    """The gate-quality tables (each test split, then dev) with the markers around them. Figures in brackets are
+    95 % intervals, the sessions resampled."""
     lines = [BEGIN, ""]
-    for split, title in (("test", "test split (frozen; read in aggregate only)"), ("dev", "dev split (tuned on)")):
+    for split in ("test", "test-added", "dev"):
+        if split not in run:
+            continue
         now, old = run[split], before.get(split)
-        lines.append(f"{title}: {_sizes(now)}.")
+        targets = split.startswith("test")
+        lines.append(f"{TITLES[split]}: {_sizes(now)}.")
         lines.append("")
         header = f"| {split} split | before ({before.get('code', '?')}) | now |"
-        header += " target |" if split == "test" else ""
-        lines += [header, "| --- | ---: | ---: |" + (" ---: |" if split == "test" else "")]
-        for name, cell, target in ROWS:
-            row = f"| {name} | {cell(old) if old else '—'} | {cell(now)} |"
-            lines.append(row + (f" {target} |" if split == "test" else ""))
+        header += " target |" if targets else ""
+        lines += [header, "| --- | ---: | ---: |" + (" ---: |" if targets else "")]
+        for name, cell, target in [*ROWS, CODEX_ROW]:
+            if _cell(cell, now) == "—" and _cell(cell, old) == "—":
+                continue  # no figures of this kind on this split
+            row = f"| {name} | {_cell(cell, old)} | {_cell(cell, now)} |"
+            lines.append(row + (f" {target} |" if targets else ""))
         lines.append("")
     lines.append(END)
     return "\n".join(lines)

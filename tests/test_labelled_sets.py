@@ -130,6 +130,8 @@ def _apart(now: Any, saved: Any, path: str, slack: bool) -> list[str]:
     if isinstance(now, dict) and isinstance(saved, dict):
         return [d for key in sorted(set(now) | set(saved))
                 for d in _apart(now.get(key), saved.get(key), f"{path}.{key}", slack)]
+    if isinstance(now, list) and isinstance(saved, list) and len(now) == len(saved):  # an interval: its two ends
+        return [d for i, (a, b) in enumerate(zip(now, saved, strict=True)) for d in _apart(a, b, f"{path}[{i}]", slack)]
     numbers = (int, float)
     if slack and isinstance(now, numbers) and isinstance(saved, numbers) and not isinstance(now, bool):
         room = 1 if isinstance(now, int) and isinstance(saved, int) else 0.02

@@ -223,6 +223,8 @@ def _carried(runs: dict[str, SessionRun]) -> set[tuple[str, Any]]:
     return out
 
 
+# Each session's delivery counts, in this order, in score()'s "by_session" (scripts/quality.py's intervals).
+SESSION_DELIVERY_KEYS = ("expected", "reached", "reached_prompt_time", "injected", "injected_relevant")
 LONG_SESSION_TURNS = 10  # "sessions of 10 turns or more that see a false block"
 
 
@@ -285,7 +287,16 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
     leaked: list[dict[str, Any]] = []
     unmatched: list[str] = []
     carried = _carried(runs)
+    by_session: dict[str, dict[str, list[int]]] = {}  # each session's share of the counts (the intervals' resampling)
+
+    def counts() -> dict[str, list[int]]:
+        return {"block": [block.tp, block.fp, block.fn, block.tn],
+                "either": [writeback.either.tp, writeback.either.fp, writeback.either.fn, writeback.either.tn],
+                "shift": [shift.tp, shift.fp, shift.fn, shift.tn],
+                "delivery": [delivery[k] for k in SESSION_DELIVERY_KEYS]}
+
     for transcript, run in runs.items():
+        before = counts()
         own = store_ids.get(transcript) if store_ids else None
         language = _language(run)
         lang = by_language.setdefault(language, {"expected": 0, "reached": 0, "reached_prompt_time": 0,
@@ -398,6 +409,8 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
                 })
         if any(key[0] == transcript for key in labels.block):
             writeback.session(len(first_stop), false_blocks)
+        by_session[transcript] = {name: [a - b for a, b in zip(after, before[name], strict=True)]
+                                  for name, after in counts().items()}
     for key in labels.memories:
         if key[0] not in runs:
             unmatched.append(f"{key[0]}#{key[1]} (prompt)")
@@ -437,4 +450,5 @@ def score(labels: Labels, runs: dict[str, SessionRun], store_ids: dict[str, set[
             "reminded_ordinary": wrong_remind,
         }
     report["unmatched"] = unmatched
+    report["by_session"] = by_session
     return report

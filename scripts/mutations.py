@@ -25,6 +25,7 @@ _WB, _REM, _SIG = "gate/gates/writeback/gate.py", "gate/gates/writeback/reminder
 _FG, _FIRE = "gate/gates/writeback/fixguard.py", "gate/gates/recall/fire.py"
 _PROMPT, _CARRY = "gate/gates/events/user_prompt_submit.py", "gate/session/carryover.py"
 _SUB, _STANDING = "gate/gates/recall/subagent.py", "gate/gates/recall/standing.py"
+_SEARCH_FIRST = "gate/gates/recall/search_first.py"
 _SPAWN_MUTE = 'if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("recall", True):'
 
 # (id, what the edit breaks, [(file, old text, new text)], [test node ids that must fail])
@@ -333,6 +334,34 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         "Z2", "the spread's estimate of the unseen matches drifts from the exact statistics",
         [("gate/memory/search.py", "        total += rest * low / 2\n", "        total += rest * low / 1.5\n")],
         ["tests/test_recall_zscore.py::test_the_estimate_fires_on_the_same_memories_as_the_exact_statistics"],
+    ),
+    # --- issue 44 item 7: promises of the last round a mutation audit found no test holding
+    (
+        "Q1", "a new prompt without a prompt_id still owes the search the last turn was asked for",
+        [(_PROMPT, "    ledger.search_request = None  # a new turn", "    pass  # a new turn")],
+        ["tests/test_search_first.py::test_a_new_prompt_without_a_prompt_id_clears_the_last_turns_request",
+         "tests/test_search_first.py::test_a_new_prompt_that_asks_nothing_owes_nothing"],
+    ),
+    (
+        "Q2", "[search_first] ask_when_delivered = false not honoured (a follow-up always asks)",
+        [(_SEARCH_FIRST, 'and bool(rules.get("ask_when_delivered", False)))', "and True)")],
+        ["tests/test_search_first.py::test_ask_when_delivered_false_leaves_such_a_follow_up_unasked"],
+    ),
+    (
+        "Q3", "`&>`, `>|` and `&>>` not read as output into a file",
+        [("gate/commandline.py", 'if ">" in word and not (word == ">&"',
+          'if word in (">", ">>") and not (word == ">&"')],
+        ["tests/test_commandline.py::test_every_redirection_into_a_file_is_a_change"],
+    ),
+    (
+        "Q4", "a read-only command line over MAX_CHARS read like a short one (not counted as a change)",
+        [("gate/commandline.py", 'if len(command) > MAX_CHARS or "`" in command', 'if "`" in command')],
+        ["tests/test_commandline.py::test_a_read_only_line_past_max_chars_is_a_change"],
+    ),
+    (
+        "Q5", "only Edit counts as an edit: Write, MultiEdit and NotebookEdit pass before the search",
+        [("rules/triggers.toml", 'edit = ["Edit", "Write", "MultiEdit", "NotebookEdit"]', 'edit = ["Edit"]')],
+        ["tests/test_search_first.py::test_every_tool_that_edits_a_file_is_refused_like_an_edit"],
     ),
 ]
 

@@ -363,6 +363,17 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         [("rules/triggers.toml", 'edit = ["Edit", "Write", "MultiEdit", "NotebookEdit"]', 'edit = ["Edit"]')],
         ["tests/test_search_first.py::test_every_tool_that_edits_a_file_is_refused_like_an_edit"],
     ),
+    (
+        "I3", "is_gate_rule takes any word ending in gate for gate (`mygate`, `tollgate`, `./bin/notgate`)",
+        [("gate/install/permissions.py", """(?P<prefix>gate|/[^\\s'\\"()]*/gate|'/[^']*/gate')""",
+          """(?P<prefix>[^\\s'\\"()]*gate|'/[^']*/gate')""")],
+        ["tests/test_install.py::test_a_rule_for_another_program_whose_name_ends_in_gate_is_not_gates"],
+    ),
+    (
+        "I4", "is_gate_rule takes a path ending in `…gate` for `…/gate` (`/opt/tools/notgate`)",
+        [("gate/install/permissions.py", """|/[^\\s'\\"()]*/gate|""", """|/[^\\s'\\"()]*gate|""")],
+        ["tests/test_install.py::test_a_rule_for_another_program_whose_name_ends_in_gate_is_not_gates"],
+    ),
 ]
 
 

@@ -374,6 +374,19 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         [("gate/install/permissions.py", """|/[^\\s'\\"()]*/gate|""", """|/[^\\s'\\"()]*gate|""")],
         ["tests/test_install.py::test_a_rule_for_another_program_whose_name_ends_in_gate_is_not_gates"],
     ),
+    (
+        "C5", "a compaction's start carries another session's deferred turn",
+        [("gate/gates/events/session_start.py", '    if source == "compact" or outcome.reason == "SKIP_MUTED":',
+          '    if outcome.reason == "SKIP_MUTED":')],
+        ["tests/test_writeback_promises.py::test_a_compaction_start_carries_no_other_session_s_turn"],
+    ),
+    (
+        "C6", "a resumed session is carried its own turn under the other sessions' header",
+        [(_CARRY, "            if other == session or (isinstance(when, int | float) and when > now):",
+          "            if isinstance(when, int | float) and when > now:")],
+        ["tests/test_writeback_promises.py::"
+         "test_a_resumed_session_is_shown_the_other_sessions_turns_and_its_own_at_its_prompt"],
+    ),
 ]
 
 

@@ -25,7 +25,7 @@ _WB, _REM, _SIG = "gate/gates/writeback/gate.py", "gate/gates/writeback/reminder
 _FG, _FIRE = "gate/gates/writeback/fixguard.py", "gate/gates/recall/fire.py"
 _PROMPT, _CARRY = "gate/gates/events/user_prompt_submit.py", "gate/session/carryover.py"
 _SUB, _STANDING = "gate/gates/recall/subagent.py", "gate/gates/recall/standing.py"
-_SEARCH_FIRST = "gate/gates/recall/search_first.py"
+_SEARCH_FIRST, _CUES = "gate/gates/recall/search_first.py", "gate/session/turn_cues.py"
 _SPAWN_MUTE = 'if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("recall", True):'
 
 # (id, what the edit breaks, [(file, old text, new text)], [test node ids that must fail])
@@ -386,6 +386,24 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
           "            if isinstance(when, int | float) and when > now:")],
         ["tests/test_writeback_promises.py::"
          "test_a_resumed_session_is_shown_the_other_sessions_turns_and_its_own_at_its_prompt"],
+    ),
+    (
+        "U1", "pieces of a secret the prompt holds (a DSN's password) become cue words",
+        [(_CUES, "        return not find_secret(raw, project_root) and not any(raw in piece for piece in pieces)",
+          "        return not find_secret(raw, project_root)")],
+        ["tests/test_turn_cues.py::test_no_piece_of_a_secret_in_the_prompt_is_a_cue",
+         "tests/test_turn_cues.py::test_no_secret_is_ever_a_cue"],
+    ),
+    (
+        "U2", "cue words that together match a secret pattern are kept",
+        [(_CUES, "    if cues and find_secret(cues.text, project_root):", "    if False:")],
+        ["tests/test_turn_cues.py::test_cue_words_that_together_make_a_secret_are_all_left_out"],
+    ),
+    (
+        "U3", "a successful tool result's traceback is taken as an error line",
+        [(_CUES, "        if not result.is_error or _gates_own(turn, result.tool_use_id):",
+          "        if _gates_own(turn, result.tool_use_id):")],
+        ["tests/test_turn_cues.py::test_a_traceback_in_a_successful_tool_result_is_no_error_line"],
     ),
 ]
 

@@ -405,6 +405,17 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
           "        if _gates_own(turn, result.tool_use_id):")],
         ["tests/test_turn_cues.py::test_a_traceback_in_a_successful_tool_result_is_no_error_line"],
     ),
+    (
+        "K1", "reads kept in a process are not read again after a write (a new commit) in that process",
+        [("gate/memory/index.py", "        if held is None or held[0] != mark:\n", "        if held is None:\n")],
+        ["tests/test_session_index.py::test_reads_kept_in_a_process_are_read_again_after_a_write_in_that_process"],
+    ),
+    (
+        "K2", "the environment answer is kept without the terms asked",
+        [("gate/memory/index.py", "        key = (wanted, tuple(field_names), named)\n",
+          "        key = (wanted, tuple(field_names))\n")],
+        ["tests/test_session_index.py::test_the_environment_answer_is_kept_by_the_terms_asked"],
+    ),
 ]
 
 

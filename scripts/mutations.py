@@ -26,6 +26,7 @@ _FG, _FIRE = "gate/gates/writeback/fixguard.py", "gate/gates/recall/fire.py"
 _PROMPT, _CARRY = "gate/gates/events/user_prompt_submit.py", "gate/session/carryover.py"
 _SUB, _STANDING = "gate/gates/recall/subagent.py", "gate/gates/recall/standing.py"
 _SEARCH_FIRST, _CUES = "gate/gates/recall/search_first.py", "gate/session/turn_cues.py"
+_SEARCH = "gate/memory/search.py"
 _SPAWN_MUTE = 'if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("recall", True):'
 
 # (id, what the edit breaks, [(file, old text, new text)], [test node ids that must fail])
@@ -415,6 +416,27 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         [("gate/memory/index.py", "        key = (wanted, tuple(field_names), named)\n",
           "        key = (wanted, tuple(field_names))\n")],
         ["tests/test_session_index.py::test_the_environment_answer_is_kept_by_the_terms_asked"],
+    ),
+    (
+        "Y1", "a one-word query needs min_matched_terms words all the same (so nothing passes)",
+        [(_SEARCH, '    need = min(int(cut.get("min_matched_terms", 1)), len(terms))\n',
+          '    need = int(cut.get("min_matched_terms", 1))\n')],
+        ["tests/test_search_matched_terms.py::test_a_one_word_query_needs_that_word_only"],
+    ),
+    (
+        "Y2", "the cliff is measured from the best hit, one the term rule hid included",
+        [(_SEARCH, "    few: list[Hit] = []\n",
+          "    top = ordered[0].score if ordered else 0.0\n    few: list[Hit] = []\n"),
+         (_SEARCH, "    top = ordered[0].score if ordered else 0.0\n    cliff = max(",
+          "    cliff = max(")],
+        ["tests/test_search_matched_terms.py::test_the_cliff_is_measured_from_the_best_hit_the_term_rule_keeps"],
+    ),
+    (
+        "Y3", "`gate search --all` marks the cliff measured from a hit the term rule hid",
+        [("gate/commands/search.py",
+          "    top = max((hit.score for hit in result.hits if hit.id not in few), default=0.0)",
+          "    top = max((hit.score for hit in result.hits), default=0.0)")],
+        ["tests/test_search_matched_terms.py::test_the_cliff_is_measured_from_the_best_hit_the_term_rule_keeps"],
     ),
 ]
 

@@ -1,5 +1,5 @@
-"""Mutation check for the promises of issue #25: apply each small edit that breaks one promise, run the tests
-that must catch it, and put the file back.
+"""Mutation check for the promises of issues #25, #30, #32 and #44: apply each small edit that breaks one
+promise, run the tests that must catch it, and put the file back.
 
     .venv/bin/python scripts/mutations.py            # every mutation
     .venv/bin/python scripts/mutations.py M4 W2      # some of them

@@ -1,5 +1,5 @@
-"""Mutation check for the promises of issue #25: apply each small edit that breaks one promise, run the tests
-that must catch it, and put the file back.
+"""Mutation check for the promises of issues #25, #30, #32 and #44: apply each small edit that breaks one
+promise, run the tests that must catch it, and put the file back.
 
     .venv/bin/python scripts/mutations.py            # every mutation
     .venv/bin/python scripts/mutations.py M4 W2      # some of them
@@ -25,6 +25,8 @@ _WB, _REM, _SIG = "gate/gates/writeback/gate.py", "gate/gates/writeback/reminder
 _FG, _FIRE = "gate/gates/writeback/fixguard.py", "gate/gates/recall/fire.py"
 _PROMPT, _CARRY = "gate/gates/events/user_prompt_submit.py", "gate/session/carryover.py"
 _SUB, _STANDING = "gate/gates/recall/subagent.py", "gate/gates/recall/standing.py"
+_SEARCH_FIRST, _CUES = "gate/gates/recall/search_first.py", "gate/session/turn_cues.py"
+_SEARCH = "gate/memory/search.py"
 _SPAWN_MUTE = 'if ledger.muted or muted_by(ctx.paths, False) or not ctx.settings.get("recall", True):'
 
 # (id, what the edit breaks, [(file, old text, new text)], [test node ids that must fail])
@@ -333,6 +335,108 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
         "Z2", "the spread's estimate of the unseen matches drifts from the exact statistics",
         [("gate/memory/search.py", "        total += rest * low / 2\n", "        total += rest * low / 1.5\n")],
         ["tests/test_recall_zscore.py::test_the_estimate_fires_on_the_same_memories_as_the_exact_statistics"],
+    ),
+    # --- issue 44 item 7: promises of the last round a mutation audit found no test holding
+    (
+        "Q1", "a new prompt without a prompt_id still owes the search the last turn was asked for",
+        [(_PROMPT, "    ledger.search_request = None  # a new turn", "    pass  # a new turn")],
+        ["tests/test_search_first.py::test_a_new_prompt_without_a_prompt_id_clears_the_last_turns_request",
+         "tests/test_search_first.py::test_a_new_prompt_that_asks_nothing_owes_nothing"],
+    ),
+    (
+        "Q2", "[search_first] ask_when_delivered = false not honoured (a follow-up always asks)",
+        [(_SEARCH_FIRST, 'and bool(rules.get("ask_when_delivered", False)))', "and True)")],
+        ["tests/test_search_first.py::test_ask_when_delivered_false_leaves_such_a_follow_up_unasked"],
+    ),
+    (
+        "Q3", "`&>`, `>|` and `&>>` not read as output into a file",
+        [("gate/commandline.py", 'if ">" in word and not (word == ">&"',
+          'if word in (">", ">>") and not (word == ">&"')],
+        ["tests/test_commandline.py::test_every_redirection_into_a_file_is_a_change"],
+    ),
+    (
+        "Q4", "a read-only command line over MAX_CHARS read like a short one (not counted as a change)",
+        [("gate/commandline.py", 'if len(command) > MAX_CHARS or "`" in command', 'if "`" in command')],
+        ["tests/test_commandline.py::test_a_read_only_line_past_max_chars_is_a_change"],
+    ),
+    (
+        "Q5", "only Edit counts as an edit: Write, MultiEdit and NotebookEdit pass before the search",
+        [("rules/triggers.toml", 'edit = ["Edit", "Write", "MultiEdit", "NotebookEdit"]', 'edit = ["Edit"]')],
+        ["tests/test_search_first.py::test_every_tool_that_edits_a_file_is_refused_like_an_edit"],
+    ),
+    (
+        "I3", "is_gate_rule takes any word ending in gate for gate (`mygate`, `tollgate`, `./bin/notgate`)",
+        [("gate/install/permissions.py", """(?P<prefix>gate|/[^\\s'\\"()]*/gate|'/[^']*/gate')""",
+          """(?P<prefix>[^\\s'\\"()]*gate|'/[^']*/gate')""")],
+        ["tests/test_install.py::test_a_rule_for_another_program_whose_name_ends_in_gate_is_not_gates"],
+    ),
+    (
+        "I4", "is_gate_rule takes a path ending in `…gate` for `…/gate` (`/opt/tools/notgate`)",
+        [("gate/install/permissions.py", """|/[^\\s'\\"()]*/gate|""", """|/[^\\s'\\"()]*gate|""")],
+        ["tests/test_install.py::test_a_rule_for_another_program_whose_name_ends_in_gate_is_not_gates"],
+    ),
+    (
+        "C5", "a compaction's start carries another session's deferred turn",
+        [("gate/gates/events/session_start.py", '    if source == "compact" or outcome.reason == "SKIP_MUTED":',
+          '    if outcome.reason == "SKIP_MUTED":')],
+        ["tests/test_writeback_promises.py::test_a_compaction_start_carries_no_other_session_s_turn"],
+    ),
+    (
+        "C6", "a resumed session is carried its own turn under the other sessions' header",
+        [(_CARRY, "            if other == session or (isinstance(when, int | float) and when > now):",
+          "            if isinstance(when, int | float) and when > now:")],
+        ["tests/test_writeback_promises.py::"
+         "test_a_resumed_session_is_shown_the_other_sessions_turns_and_its_own_at_its_prompt"],
+    ),
+    (
+        "U1", "pieces of a secret the prompt holds (a DSN's password) become cue words",
+        [(_CUES, "        return not find_secret(raw, project_root) and not any(raw in piece for piece in pieces)",
+          "        return not find_secret(raw, project_root)")],
+        ["tests/test_turn_cues.py::test_no_piece_of_a_secret_in_the_prompt_is_a_cue",
+         "tests/test_turn_cues.py::test_no_secret_is_ever_a_cue"],
+    ),
+    (
+        "U2", "cue words that together match a secret pattern are kept",
+        [(_CUES, "    if cues and find_secret(cues.text, project_root):", "    if False:")],
+        ["tests/test_turn_cues.py::test_cue_words_that_together_make_a_secret_are_all_left_out"],
+    ),
+    (
+        "U3", "a successful tool result's traceback is taken as an error line",
+        [(_CUES, "        if not result.is_error or _gates_own(turn, result.tool_use_id):",
+          "        if _gates_own(turn, result.tool_use_id):")],
+        ["tests/test_turn_cues.py::test_a_traceback_in_a_successful_tool_result_is_no_error_line"],
+    ),
+    (
+        "K1", "reads kept in a process are not read again after a write (a new commit) in that process",
+        [("gate/memory/index.py", "        if held is None or held[0] != mark:\n", "        if held is None:\n")],
+        ["tests/test_session_index.py::test_reads_kept_in_a_process_are_read_again_after_a_write_in_that_process"],
+    ),
+    (
+        "K2", "the environment answer is kept without the terms asked",
+        [("gate/memory/index.py", "        key = (wanted, tuple(field_names), named)\n",
+          "        key = (wanted, tuple(field_names))\n")],
+        ["tests/test_session_index.py::test_the_environment_answer_is_kept_by_the_terms_asked"],
+    ),
+    (
+        "Y1", "a one-word query needs min_matched_terms words all the same (so nothing passes)",
+        [(_SEARCH, '    need = min(int(cut.get("min_matched_terms", 1)), len(terms))\n',
+          '    need = int(cut.get("min_matched_terms", 1))\n')],
+        ["tests/test_search_matched_terms.py::test_a_one_word_query_needs_that_word_only"],
+    ),
+    (
+        "Y2", "the cliff is measured from the best hit, one the term rule hid included",
+        [(_SEARCH, "    few: list[Hit] = []\n",
+          "    top = ordered[0].score if ordered else 0.0\n    few: list[Hit] = []\n"),
+         (_SEARCH, "    top = ordered[0].score if ordered else 0.0\n    cliff = max(",
+          "    cliff = max(")],
+        ["tests/test_search_matched_terms.py::test_the_cliff_is_measured_from_the_best_hit_the_term_rule_keeps"],
+    ),
+    (
+        "Y3", "`gate search --all` marks the cliff measured from a hit the term rule hid",
+        [("gate/commands/search.py",
+          "    top = max((hit.score for hit in result.hits if hit.id not in few), default=0.0)",
+          "    top = max((hit.score for hit in result.hits), default=0.0)")],
+        ["tests/test_search_matched_terms.py::test_the_cliff_is_measured_from_the_best_hit_the_term_rule_keeps"],
     ),
 ]
 

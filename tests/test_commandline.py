@@ -58,10 +58,35 @@ def test_lines_that_only_read(command: str, rules: dict) -> None:
     "sort -o out.txt in.txt",
     "sudo ls",
     "find . | xargs rm",
-    "x" * 9_000,
+    "ls &> out.txt",
+    "ls >| out.txt",
+    "ls &>> out.txt",
+    # past MAX_CHARS (8,000): a line of commands that only read, counted as a change for its length alone
+    "cat " + " ".join(f"src/billing/module_{n:04d}.py" for n in range(400)) + " | grep -n reserve | head -50",
 ])
 def test_lines_that_change_something(command: str, rules: dict) -> None:
     assert read_command(command, rules).changes, command
+
+
+@pytest.mark.parametrize("operator", ["&>", ">|", "&>>", ">", ">>", "2>", "1>>"])
+def test_every_redirection_into_a_file_is_a_change(operator: str, rules: dict) -> None:
+    """`&>` (both streams), `>|` (past noclobber), `&>>` write a file as `>` does; into /dev/null they do not."""
+    assert read_command(f"ls -la {operator} out.txt", rules).changes, operator
+    assert read_command(f"ls -la {operator}out.txt", rules).changes, operator
+    assert not read_command(f"ls -la {operator} /dev/null", rules).changes, operator
+
+
+def test_a_read_only_line_past_max_chars_is_a_change(rules: dict) -> None:
+    """Past MAX_CHARS a line is not read (a heredoc of a whole file must not stall the hook): it counts as a
+    change, even made of commands that only read — the same commands in a shorter line do read only."""
+    from gate.commandline import MAX_CHARS
+
+    files = [f"src/billing/module_{n:04d}.py" for n in range(400)]
+    long_line = "cat " + " ".join(files) + " | grep -n reserve | head -50"
+    assert len(long_line) > MAX_CHARS
+    assert read_command(long_line, rules).changes
+    short_line = "cat " + " ".join(files[:40]) + " | grep -n reserve | head -50"
+    assert len(short_line) < MAX_CHARS and not read_command(short_line, rules).changes
 
 
 @pytest.mark.parametrize(("command", "subcommands"), [

@@ -592,6 +592,21 @@ def test_gate_rules_are_recognised_by_shape(rule: str, ours: bool) -> None:
     assert permissions.is_gate_rule(rule) is ours
 
 
+@pytest.mark.parametrize("rule", [
+    "Bash(mygate search *)",
+    "Bash(tollgate remember *)",
+    "Bash(./bin/notgate show *)",
+    "Bash(/opt/tools/notgate verify *)",
+    "Bash('/opt/old venv/bin/notgate' search *)",
+    "Bash(bin/gate search *)",  # a relative path: gate's messages never spell it so
+])
+def test_a_rule_for_another_program_whose_name_ends_in_gate_is_not_gates(rule: str) -> None:
+    """Uninstall removes what is_gate_rule accepts: a user's rule for `mygate` or `tollgate` must stay theirs."""
+    assert permissions.is_gate_rule(rule) is False
+    assert permissions.gate_rules({"permissions": {"allow": [rule, "Bash(gate search *)"]}}) == [
+        "Bash(gate search *)"]
+
+
 def test_uninstall_removes_only_gate_rules(gate: Gate, project: Path) -> None:
     path = write(settings_file(project), FOUR_SPACES)  # inline "allow": ["Bash(ls)", "Read"]
     install(gate, project)

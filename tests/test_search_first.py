@@ -26,25 +26,26 @@ FOLLOW_UP = "ok"
 REFUSAL_MARK = "MEMORY SEARCH FIRST"
 
 
-def event(project: Path, name: str, prompt_id: str = "p1", session: str = SESSION, **fields: Any) -> dict:
+def event(project: Path, name: str, prompt_id: str | None = "p1", session: str = SESSION, **fields: Any) -> dict:
+    """A hook event; prompt_id None leaves the field out (CLIs before it, a replayed transcript)."""
     return {
         "session_id": session,
         "transcript_path": str(project / "missing.jsonl"),
         "cwd": str(project),
         "hook_event_name": name,
-        "prompt_id": prompt_id,
+        **({} if prompt_id is None else {"prompt_id": prompt_id}),
         **fields,
     }
 
 
-def prompt(hook: Hook, project: Path, text: str = SHIFT, prompt_id: str = "p1", **env: str) -> str:
+def prompt(hook: Hook, project: Path, text: str = SHIFT, prompt_id: str | None = "p1", **env: str) -> str:
     out, code = hook(event(project, "UserPromptSubmit", prompt_id, prompt=text, permission_mode="default"),
                      env or None)
     assert code == 0
     return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
 
 
-def tool(hook: Hook, project: Path, name: str, tool_input: dict[str, Any], prompt_id: str = "p1",
+def tool(hook: Hook, project: Path, name: str, tool_input: dict[str, Any], prompt_id: str | None = "p1",
          env: dict[str, str] | None = None, **fields: Any) -> dict[str, Any] | None:
     out, code = hook(event(project, "PreToolUse", prompt_id, tool_name=name, tool_input=tool_input,
                            tool_use_id=f"toolu_{name}", **fields), env)
@@ -52,13 +53,13 @@ def tool(hook: Hook, project: Path, name: str, tool_input: dict[str, Any], promp
     return json.loads(out) if out else None
 
 
-def edit(hook: Hook, project: Path, prompt_id: str = "p1", **kwargs: Any) -> dict[str, Any] | None:
+def edit(hook: Hook, project: Path, prompt_id: str | None = "p1", **kwargs: Any) -> dict[str, Any] | None:
     path = str(project / "src" / "billing.py")
     return tool(hook, project, "Edit", {"file_path": path, "old_string": "a", "new_string": "b"}, prompt_id,
                 **kwargs)
 
 
-def bash(hook: Hook, project: Path, command: str, prompt_id: str = "p1", **kwargs: Any) -> dict[str, Any] | None:
+def bash(hook: Hook, project: Path, command: str, prompt_id: str | None = "p1", **kwargs: Any) -> dict[str, Any] | None:
     return tool(hook, project, "Bash", {"command": command, "description": "run"}, prompt_id, **kwargs)
 
 
@@ -149,20 +150,56 @@ def test_gates_other_commands_are_never_refused_and_are_no_search(project: Path,
     assert refused(edit(hook, project)) is not None, "gate remember is not the search asked for"
 
 
-def test_a_new_prompt_that_asks_nothing_owes_nothing(project: Path, stored, hook: Hook) -> None:
-    prompt(hook, project)
-    assert prompt(hook, project, FOLLOW_UP, prompt_id="p2") == ""
-    assert refused(edit(hook, project, prompt_id="p2")) is None
-    assert not [r for r in audit("UserPromptSubmit") if r.get("prompt_id") == "p2" and r.get("search_asked")]
+@pytest.mark.parametrize(("first", "second"), [("p1", "p2"), (None, None)], ids=["prompt-ids", "no-prompt-id"])
+def test_a_new_prompt_that_asks_nothing_owes_nothing(
+    project: Path, stored, hook: Hook, first: str | None, second: str | None
+) -> None:
+    prompt(hook, project, prompt_id=first)
+    assert prompt(hook, project, FOLLOW_UP, prompt_id=second) == ""
+    assert refused(edit(hook, project, prompt_id=second)) is None
+    asks = [r.get("search_asked") for r in audit("UserPromptSubmit")]
+    assert asks[0] is True and not asks[1], asks
 
 
-def test_each_asking_turn_refuses_once(project: Path, stored, hook: Hook) -> None:
-    prompt(hook, project)
-    assert refused(edit(hook, project)) is not None
-    context = prompt(hook, project, "How is ledger rounding done, banker's rounding?", prompt_id="p2")
+def test_a_new_prompt_without_a_prompt_id_clears_the_last_turns_request(project: Path, stored, hook: Hook) -> None:
+    """Without a prompt_id nothing tells one turn's request from the next's: the new prompt itself clears it."""
+    prompt(hook, project, prompt_id=None)  # asked, and the search never run
+    assert read_ledger(SESSION).search_request is not None
+    assert prompt(hook, project, FOLLOW_UP, prompt_id=None) == ""
+    assert read_ledger(SESSION).search_request is None, "the new turn owes nothing"
+    assert refused(edit(hook, project, prompt_id=None)) is None
+    assert refused(bash(hook, project, "rm -rf build", prompt_id=None)) is None
+
+
+@pytest.mark.parametrize(("first", "second"), [("p1", "p2"), (None, None)], ids=["prompt-ids", "no-prompt-id"])
+def test_each_asking_turn_refuses_once(
+    project: Path, stored, hook: Hook, first: str | None, second: str | None
+) -> None:
+    prompt(hook, project, prompt_id=first)
+    assert refused(edit(hook, project, prompt_id=first)) is not None
+    context = prompt(hook, project, "How is ledger rounding done, banker's rounding?", prompt_id=second)
     assert stored["rounding"] in context
-    assert refused(edit(hook, project, prompt_id="p2")) is not None
-    assert refused(edit(hook, project, prompt_id="p2")) is None
+    assert refused(edit(hook, project, prompt_id=second)) is not None
+    assert refused(edit(hook, project, prompt_id=second)) is None
+
+
+# The other tools that change a file, with the inputs Claude Code gives them.
+EDITS = {
+    "Write": {"file_path": "src/billing.py", "content": "AMOUNT = 1\n"},
+    "MultiEdit": {"file_path": "src/billing.py", "edits": [{"old_string": "a", "new_string": "b"}]},
+    "NotebookEdit": {"notebook_path": "notebooks/rounding.ipynb", "cell_id": "c1", "new_source": "x = 1"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDITS))
+def test_every_tool_that_edits_a_file_is_refused_like_an_edit(project: Path, stored, hook: Hook, name: str) -> None:
+    tool_input = {key: str(project / value) if key.endswith("_path") else value for key, value in EDITS[name].items()}
+    prompt(hook, project)
+    reason = refused(tool(hook, project, name, tool_input))
+    assert reason is not None and REFUSAL_MARK in reason, name
+    [record] = [r for r in audit("PreToolUse") if r.get("decision") == "refused"]
+    assert record["tool"] == name
+    assert refused(tool(hook, project, name, tool_input)) is None, "once a turn"
 
 
 def test_a_shift_with_nothing_past_the_floor_still_asks(project: Path, stored, hook: Hook) -> None:
@@ -194,6 +231,27 @@ def test_a_follow_up_naming_memory_shown_earlier_asks_for_the_agents_search(
     assert "shown earlier in this session" in context and "search WORDS`" in context, context
     assert directive not in context, "what came earlier is not injected again"
     assert refused(edit(hook, project, prompt_id="p2")) is not None
+
+
+def test_ask_when_delivered_false_leaves_such_a_follow_up_unasked(project: Path, stored, hook: Hook, gate) -> None:
+    """rules/recall.toml [search_first] ask_when_delivered = false, set in the project's rules: the follow-up whose
+    hits all came earlier asks nothing, and its first change passes."""
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "recall.toml").write_text("[search_first]\nask_when_delivered = false\n", encoding="utf-8")
+    code, out, err = gate("remember", "Before any reserve account waterfall change, run the sandbox migration suite",
+                          "--kind", "directive")
+    assert code == 0, err
+    directive = out.strip()
+    out, code = hook(event(project, "SessionStart", source="startup"))
+    assert code == 0 and directive in out
+    assert stored["waterfall"] in prompt(hook, project)
+    context = prompt(hook, project, "ok, so the sandbox migration suite runs before the waterfall change?",
+                     prompt_id="p2")
+    record = audit("UserPromptSubmit")[-1]
+    assert record["reason"] == "SUPPRESSED_ALREADY_DELIVERED" and not record["shift"], record
+    assert not record.get("search_asked") and "search WORDS`" not in context, context
+    assert refused(edit(hook, project, prompt_id="p2")) is None
 
 
 def test_an_empty_store_asks_nothing(project: Path, hook: Hook) -> None:

@@ -104,3 +104,51 @@ def test_kept_reads_of_another_commit_or_damaged_ones_are_not_read(project: Path
     third, _ = hook(event(project, "SessionStart", source="startup", session="kept-3"))
     assert context_of(third, "SessionStart") == context_of(first, "SessionStart")
     assert "A rule nobody wrote" not in context_of(third, "SessionStart")
+
+
+def _index(project: Path):
+    from gate.memory.index import MemoryIndex
+    from gate.paths import ProjectPaths
+
+    return MemoryIndex(ProjectPaths.for_cwd(str(project)))
+
+
+def _named(*words: str) -> list[str]:
+    """The environment's words as the index holds them (standing.py asks with these)."""
+    from gate.textproc import terms
+
+    return terms(" ".join(words))
+
+
+def test_reads_kept_in_a_process_are_read_again_after_a_write_in_that_process(project: Path) -> None:
+    """One process (a replay, `gate` itself) keeps its reads for the commit they came from: a write made since,
+    by this process or another, is a new commit, and the next read sees it, not what was kept."""
+    _remember(project, "m-rule-a", "directive", "Run the migrations before the tests")
+    _remember(project, "m-env-db", "reference", "The app's database is Postgres 16 in the docker container db-1")
+    index = _index(project)
+    ids = ["m-env-db", "m-env-replica"]
+    assert [r["id"] for r in index.of_kind("directive")] == ["m-rule-a"]
+    assert index.naming_any_kept(ids, ("title", "tags"), _named("postgres")) == {"m-env-db"}
+    _remember(project, "m-rule-b", "directive", "Tag every release in git")
+    _remember(project, "m-env-replica", "reference", "Reports read the Postgres replica on port 5433")
+    assert sorted(r["id"] for r in index.of_kind("directive")) == ["m-rule-a", "m-rule-b"]
+    assert index.naming_any_kept(ids, ("title", "tags"), _named("postgres")) == set(ids)
+    index.save_kept_reads()
+    assert sorted(r["id"] for r in _index(project).of_kind("directive")) == ["m-rule-a", "m-rule-b"]
+
+
+def test_the_environment_answer_is_kept_by_the_terms_asked(project: Path) -> None:
+    """naming_any_kept answers the ids, the fields and the terms asked: the same memories asked about other
+    environment terms (another machine's, a changed rule) are read again, in the process and from the file."""
+    _remember(project, "m-env-db", "reference", "The app's database is Postgres 16 in the docker container db-1")
+    _remember(project, "m-env-cache", "reference", "The cache is Redis 7 on port 6380")
+    ids = ["m-env-db", "m-env-cache"]
+    index = _index(project)
+    assert index.naming_any_kept(ids, ("title", "tags"), _named("postgres")) == {"m-env-db"}
+    assert index.naming_any_kept(ids, ("title", "tags"), _named("redis")) == {"m-env-cache"}
+    assert index.naming_any_kept(ids, ("title", "tags"), _named("postgres", "redis")) == set(ids)
+    index.save_kept_reads()
+    fresh = _index(project)  # the next process, reading the kept file
+    assert fresh.naming_any_kept(ids, ("title", "tags"), _named("redis")) == {"m-env-cache"}
+    assert fresh.naming_any_kept(ids, ("title", "tags"), _named("docker")) == {"m-env-db"}
+    assert fresh.naming_any_kept(ids, ("title", "tags"), _named("kafka")) == set()

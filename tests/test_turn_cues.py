@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from gate.claude_code import project_sessions_dir
+from gate.memory.secrets import find_secret
 from gate.paths import ProjectPaths
 from gate.rules import load_rules
 from gate.session.prompt_terms import PromptTerms
 from gate.session.transcript import read_turn
-from gate.session.turn_cues import derive, find_transcript, for_session, prompt_words
+from gate.session.turn_cues import TurnCues, derive, find_transcript, for_session, prompt_words
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import SESSION, Transcript
@@ -128,15 +129,64 @@ def test_a_transcript_kept_under_another_folder_is_found_and_a_path_like_session
 
 def test_no_secret_is_ever_a_cue(gate, project: Path, agent: Path) -> None:
     key = "AKIA" + "Q3VZ7X2M4N6P8R1T"  # an AWS access key id's shape, written here for the test
+    password = "Zq8vT3nW9xK2" + "pL5m"  # a DSN's password: one token that no pattern matches on its own
     t = Transcript()
-    t.prompt(f"the deploy fails with key {key} when the artifact uploader retries; fix the uploader retries")
+    t.prompt(f"the deploy from postgres://billing_app:{password}@db.prod.example.com:5432/ledger fails with key "
+             f"{key} when the artifact uploader retries; fix the uploader retries")
     t.tool("Bash", {"command": "make deploy"}, f"Exit code 2\nerror: access denied for {key}\n", is_error=True)
     _write_transcript(project, t)
     code, out, err = gate("remember", "The artifact uploader retries with a fresh session token")
     assert code == 0, err  # stored: the secret was left out, not refused
     derived = _stored(project, out.strip())["derived_cues"]
     assert key not in derived and key.lower() not in derived, derived
+    assert password.lower() not in derived.lower(), derived  # a piece of the DSN the prompt holds
     assert "uploader" in derived and "denied" not in derived, derived  # the line holding the key went whole
+
+
+def _derived(tmp_path: Path, prompt: str, *results: tuple[str, bool]) -> TurnCues:
+    """The cues of a one-turn transcript: the prompt, then Bash calls with these (output, failed) results."""
+    t = Transcript()
+    t.prompt(prompt)
+    for output, failed in results:
+        t.tool("Bash", {"command": "make deploy"}, output, is_error=failed)
+    path = tmp_path / "turn.jsonl"
+    path.write_text(t.text(), encoding="utf-8")
+    return derive(read_turn(str(path)), load_rules("remember")["turn_cues"], lambda term: False, load_rules("text"))
+
+
+@pytest.mark.parametrize("prompt", [
+    "the nightly export to postgres://billing_app:{secret}@db.prod.example.com:5432/ledger times out; fix the export",
+    "the staging password is {secret} and the nightly export times out; fix the export",
+])
+def test_no_piece_of_a_secret_in_the_prompt_is_a_cue(tmp_path: Path, prompt: str) -> None:
+    """A secret of several tokens (a DSN, a sentence naming a password): its pieces, each harmless alone, are
+    left out; the prompt's other words are kept."""
+    secret = "Zq8vT3nW9xK2" + "pL5m"
+    assert find_secret(secret) is None and find_secret(prompt.format(secret=secret)) is not None
+    cues = _derived(tmp_path, prompt.format(secret=secret))
+    assert secret.lower() not in cues.text.lower(), cues.text
+    assert {"nightly", "export", "times"} <= set(cues.words), cues.words
+
+
+def test_cue_words_that_together_make_a_secret_are_all_left_out(tmp_path: Path) -> None:
+    """Each word and the error line pass the patterns alone; as stored, one after the other, they make an AWS
+    secret access key's assignment: no cues at all."""
+    value = "Zq8vT3nW9xK2pL5mR7sQ" + "1aB4cD6eF8gH0jK2lM4n"
+    prompt = "the uploader retries forever; check aws private"
+    error = f"Error: {value}"
+    assert find_secret(prompt) is None and find_secret(error) is None
+    cues = _derived(tmp_path, prompt, (f"{error}\n", True))
+    assert not cues and cues.text == "", cues.text
+    alone = _derived(tmp_path, "the uploader retries forever", (f"{error}\n", True))
+    assert alone.errors == [error], "the same error line without those words is kept"
+
+
+def test_a_traceback_in_a_successful_tool_result_is_no_error_line(tmp_path: Path) -> None:
+    """`cat` of a log that holds a traceback succeeded: the turn saw no error; only a failed call's lines count."""
+    cues = _derived(tmp_path, "why does the nightly report crash", (TRACEBACK, False))
+    assert cues.errors == [] and cues.words == ["nightly", "report", "crash"], cues.text
+    failed = _derived(tmp_path, "why does the nightly report crash", (TRACEBACK, True))
+    assert failed.errors == ["KeyError: 'ledger_exporter_batch'"], failed.text
 
 
 def test_words_most_of_the_projects_prompts_use_are_not_new(project: Path, agent: Path) -> None:

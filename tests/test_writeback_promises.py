@@ -158,6 +158,30 @@ def test_a_resumed_session_gets_its_reminder_at_its_next_prompt_not_twice(
     assert CARRIED not in session_start(project, hook, tmp_path / "b.jsonl", "sess-b")
 
 
+def test_a_resumed_session_is_shown_the_other_sessions_turns_and_its_own_at_its_prompt(
+    project: Path, hook: Hook, tmp_path: Path
+) -> None:
+    """A resumed session with another session's turn waiting: the start carries that one under the carried header,
+    never its own (which its next prompt brings up as its own reminder)."""
+    a = Session(project, tmp_path / "a.jsonl", hook, session="sess-a")
+    deferred_asking(a)
+    deferred_asking(Session(project, tmp_path / "b.jsonl", hook, session="sess-b"))
+    context = session_start(project, hook, a.path, "sess-a", source="resume")
+    assert context.count(CARRIED) == 1, context
+    assert [pair[0] for pair in audit()[-1]["carried_turns"]] == ["sess-b"], audit()[-1]
+    assert REMINDER in a.prompt("yes please"), "its own turn, at its own prompt"
+
+
+def test_a_compaction_start_carries_no_other_session_s_turn(project: Path, hook: Hook, tmp_path: Path) -> None:
+    """A compaction is no new session: another session's deferred turn waits for the next session's start."""
+    b = Session(project, tmp_path / "b.jsonl", hook, session="sess-b")
+    assert CARRIED not in session_start(project, hook, b.path, "sess-b")
+    deferred_asking(Session(project, tmp_path / "a.jsonl", hook, session="sess-a"))  # ... and it ends there
+    context = session_start(project, hook, b.path, "sess-b", source="compact")
+    assert CARRIED not in context and "carried_reminder" not in audit()[-1], context
+    assert CARRIED in session_start(project, hook, tmp_path / "c.jsonl", "sess-c"), "still kept for a new session"
+
+
 def test_a_reminder_taken_by_another_session_is_not_shown_twice(project: Path, hook: Hook, tmp_path: Path) -> None:
     a = Session(project, tmp_path / "a.jsonl", hook, session="sess-a")
     deferred_asking(a)

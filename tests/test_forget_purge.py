@@ -1,0 +1,116 @@
+"""`gate forget --purge`: a memory's text gone from its file, from its history and from the index (its bytes, not
+only its search), for a secret stored by mistake. Without --purge, forget keeps everything, as it always did."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from gate.memory.history import history_root
+from gate.memory.store import Store
+from gate.paths import ProjectPaths
+
+# Words no other memory and no file of gate holds: where their bytes are found, the text is still kept.
+WORDS = ("quuxplorer", "wombatload", "zorblaxian")
+TITLE = "The quuxplorer widget leaks memory under wombatload"
+
+
+def remember(gate, *args: str) -> str:
+    code, out, err = gate("remember", *args, "--new")
+    assert code == 0, err
+    return out.strip()
+
+
+def files_holding(root: str | Path, word: str) -> list[str]:
+    """Every file under root whose bytes hold the word (as stored: tantivy keeps a record's text as is)."""
+    found = []
+    for directory, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(directory, name)
+            with open(path, "rb") as handle:
+                if word.encode() in handle.read():
+                    found.append(path)
+    return found
+
+
+def a_store_with_history(gate) -> tuple[str, str]:
+    """A memory with the words in its title, body and cues, edited and forgotten (three saved versions), beside
+    another memory that must survive the purge."""
+    other = remember(gate, "Filler memory about the zebrafish pipeline", "--kind", "finding")
+    memory_id = remember(gate, TITLE, "--kind", "finding", "--body", "Seen with zorblaxian traffic only")
+    assert gate("edit", memory_id, "--cues", "zorblaxian leak")[0] == 0
+    assert gate("edit", memory_id, "--add-cues", "wombatload spike")[0] == 0
+    assert gate("forget", memory_id)[0] == 0
+    return memory_id, other
+
+
+def test_forget_without_purge_keeps_the_text_everywhere(gate, project: Path) -> None:
+    """Today's forget, unchanged: the text stays in the file, the history and the index (the purge test's
+    control: the same look finds the words before a purge)."""
+    memory_id, _ = a_store_with_history(gate)
+    paths = ProjectPaths.for_cwd(project)
+    store = Store(paths)
+    assert store.get(memory_id).title == TITLE and store.get(memory_id).status == "forgotten"
+    assert len(store.versions(memory_id)[1]) == 3
+    for word in WORDS:
+        assert files_holding(history_root(paths, "private"), word)
+    assert files_holding(paths.index_dir, "quuxplorer")
+    code, out, _ = gate("list", "--status", "forgotten")
+    assert TITLE in out
+
+
+def test_purge_takes_the_text_out_of_the_file_the_history_and_the_index(gate, project: Path) -> None:
+    memory_id, other = a_store_with_history(gate)
+    paths = ProjectPaths.for_cwd(project)
+    assert files_holding(paths.index_dir, "quuxplorer")  # the look below can see the text when it is there
+
+    code, out, err = gate("forget", "--purge", memory_id)
+    assert code == 0, err
+    assert f"purged {memory_id}" in out
+
+    store = Store(paths)
+    path = store.locate(memory_id)
+    assert path is not None  # a tombstone: the id stays, so links to it still point somewhere
+    text = path.read_text(encoding="utf-8")
+    memory = store.get(memory_id)
+    assert memory.status == "forgotten" and memory.title == "(purged)"
+    assert memory.body == memory.cues == memory.derived_cues == "" and memory.tags == []
+    assert store.versions(memory_id)[1] == []
+    assert not os.path.exists(os.path.join(history_root(paths, "private"), memory_id))
+    for word in WORDS:
+        assert word not in text
+        assert files_holding(history_root(paths, "private"), word) == []
+        assert files_holding(paths.index_dir, word) == []
+        assert files_holding(os.environ["GATE_HOME"], word) == []  # nothing gate keeps holds it
+        code, out, _ = gate("search", word, "--all", "--json")
+        assert code == 0 and json.loads(out)["hits"] == []
+    # the rest of the store is still indexed and found
+    code, out, _ = gate("search", "zebrafish", "pipeline", "--json")
+    assert [hit["id"] for hit in json.loads(out)["hits"]] == [other]
+    code, out, _ = gate("show", "--history", memory_id)
+    assert code == 0 and "quuxplorer" not in out
+
+
+def test_purge_of_an_active_memory_and_run_again(gate, project: Path) -> None:
+    """An active memory is purged straight away (no forget first); a second purge finds nothing to take."""
+    memory_id = remember(gate, TITLE, "--kind", "gotcha")
+    assert gate("forget", "--purge", memory_id)[0] == 0
+    code, out, err = gate("forget", "--purge", memory_id)
+    assert code == 0, err
+    assert files_holding(os.environ["GATE_HOME"], "quuxplorer") == []
+    code, out, _ = gate("list", "--json")
+    assert memory_id not in out
+
+
+def test_purge_of_a_team_memory_says_git_still_has_it(gate, project: Path) -> None:
+    memory_id = remember(gate, TITLE, "--kind", "finding", "--scope", "team")
+    code, out, err = gate("forget", "--purge", memory_id)
+    assert code == 0, err
+    assert "git's history" in out
+    assert "quuxplorer" not in (project / ".gate" / "memories" / f"{memory_id}.toml").read_text()
+
+
+def test_purge_of_an_unknown_id_is_a_clear_error(gate) -> None:
+    code, out, err = gate("forget", "--purge", "m-000000")
+    assert code == 3 and "no memory 'm-000000'" in err and "gate list" in err

@@ -82,3 +82,20 @@ def test_remember_outside_git_says_which_project_it_went_to(tmp_path: Path, monk
 def test_remember_in_a_git_project_adds_no_note(gate) -> None:
     code, out, err = gate("remember", "Deploys need approval from the release manager")
     assert code == 0 and "not a git repository" not in err
+
+
+def test_an_unknown_option_gets_its_subcommands_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 44: `gate search --foo x` printed `usage: gate [-h] [--version] COMMAND ...`; the error is the
+    subcommand's, with its usage (what it does take)."""
+    from gate.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["search", "--foo", "x"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: gate search ") and "--explain" in err
+    assert "gate search: error: unrecognized arguments: --foo" in err
+    assert "COMMAND ..." not in err
+    with pytest.raises(SystemExit):  # before any command: the top-level usage, as before
+        main(["--foo"])
+    assert capsys.readouterr().err.startswith("usage: gate [-h]")

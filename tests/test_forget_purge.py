@@ -127,3 +127,23 @@ def test_purge_of_a_team_memory_says_git_still_has_it(gate, project: Path) -> No
 def test_purge_of_an_unknown_id_is_a_clear_error(gate) -> None:
     code, out, err = gate("forget", "--purge", "m-000000")
     assert code == 3 and "no memory 'm-000000'" in err and "gate list" in err
+
+
+def test_a_secret_stored_before_it_was_refused_can_be_forgotten_and_purged(gate, project: Path) -> None:
+    """A memory whose text a newer pattern calls a secret (written by an earlier version, or by hand): forget
+    retires it and points at --purge, instead of refusing the text it already holds; a write that adds a secret
+    is still refused."""
+    memory_id = remember(gate, "Maps service key lives in staging config", "--kind", "reference")
+    store = Store(ProjectPaths.for_cwd(project))
+    path = store.locate(memory_id)
+    secret = "The staging api key is Zq8vT3nW9xK2pL5m for the maps service"
+    path.write_text(path.read_text().replace("Maps service key lives in staging config", secret))
+    code, out, err = gate("forget", memory_id)
+    assert code == 0, err
+    assert f"forgot {memory_id}" in out
+    assert "holds a secret (credential in a sentence)" in err and f"gate forget --purge {memory_id}" in err
+    assert "Zq8vT3nW9xK2pL5m" not in err
+    code, _, err = gate("edit", memory_id, "--cues", "the api key for maps is Xk8pQ2vLm9zR7tWq")
+    assert code == 2 and "the cues look like they contain a secret" in err
+    assert gate("forget", "--purge", memory_id)[0] == 0
+    assert files_holding(os.environ["GATE_HOME"], "Zq8vT3nW9xK2pL5m") == []

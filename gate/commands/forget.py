@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from gate.commands._common import add_project_option, open_store
 
@@ -43,4 +44,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     memory = store.forget(args.memory_id)
     print(f"forgot {memory.id}")
+    from gate.memory.secrets import find_secret, text_fields
+
+    found = next((name for text in text_fields(memory).values() if (name := find_secret(text, store.paths.root))),
+                 None)
+    if found:  # forgetting keeps the text: say how to delete it
+        print(f"gate: {memory.id} looks like it holds a secret ({found}), which forget keeps in its file, its "
+              f"history and the index; `gate forget --purge {memory.id}` deletes it", file=sys.stderr)
     return 0

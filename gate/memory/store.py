@@ -133,7 +133,13 @@ class Store:
         if all(isinstance(t, str) for t in memory.triggers):
             memory.triggers = triggers_to_project(memory.triggers, self.paths.root, strict=False)
         memory.validate()
-        refuse_secrets(text_fields(memory), self.paths.root)
+        fields = text_fields(memory)
+        if not new:
+            # only text this write adds: a memory stored before a pattern knew its secret can still be
+            # forgotten, linked or verified (and purged), which a refusal of its whole text would prevent
+            before = self._stored_text(memory.id)
+            fields = {name: text for name, text in fields.items() if before.get(name) != text}
+        refuse_secrets(fields, self.paths.root)
         if new and self.locate(memory.id) is not None:
             raise ValidationError(
                 f"a memory with id {memory.id!r} exists already; nothing was written",
@@ -146,6 +152,14 @@ class Store:
                     f"link {link.type}:{link.target} points at no memory", hint="`gate list` shows the ids"
                 )
         self._refuse_cycle(memory, new=new)
+
+    def _stored_text(self, memory_id: str) -> dict[str, str]:
+        """The text fields of a memory as its file holds them now ({} when there is none or it is unreadable)."""
+        path = self.locate(memory_id)
+        try:
+            return text_fields(read_memory(path)) if path is not None else {}
+        except (CorruptMemoryFile, OSError):
+            return {}
 
     def _supersedes_now(self, memory_id: str) -> list[str]:
         """What a stored memory replaces as its file says now (nothing for one that is not there or unreadable)."""

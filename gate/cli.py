@@ -67,7 +67,14 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(unknown, file=sys.stderr)
         return 2
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # argparse has the top-level parser refuse a subcommand's unknown option, with the top-level usage
+        # (`usage: gate [-h] [--version] COMMAND ...`): the subcommand's own usage says what it does take
+        commands = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+        (commands.get(getattr(args, "command", None) or "") or parser).error(
+            f"unrecognized arguments: {' '.join(extra)}"
+        )
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

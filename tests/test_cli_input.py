@@ -55,3 +55,47 @@ def test_claude_memory_index_with_one_link_says_one_link(tmp_path: Path) -> None
     (tmp_path / "MEMORY.md").write_text("- [Deploys](deploys.md)\n")
     (tmp_path / "deploys.md").write_text("Deploys need approval\n")
     assert "1 link to topic files" in index_note(tmp_path)
+
+
+def test_remember_outside_git_says_which_project_it_went_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 44: outside $HOME, a directory outside git silently became a store. It is still allowed (the
+    directory is the project, as for every other command), and said on stderr; the id alone is on stdout."""
+    from gate.cli import main
+    from gate.memory.store import Store
+
+    plain = tmp_path / "notes"
+    (plain / "sub").mkdir(parents=True)
+    assert not any((parent / ".git").exists() for parent in [plain, *plain.parents])
+    monkeypatch.chdir(plain)
+    assert main(["remember", "Deploys need approval from the release manager"]) == 0
+    out, err = capsys.readouterr()
+    assert f"stored in the project {plain.resolve()}, which is not a git repository" in err
+    assert "--project DIR" in err
+    assert out.strip() and Store.for_cwd(str(plain)).get(out.strip()).title.startswith("Deploys")
+    # named with --project, the same note
+    assert main(["remember", "Releases are cut on Thursdays", "--project", str(plain / "sub")]) == 0
+    assert f"stored in the project {(plain / 'sub').resolve()}, which is not a git repository" in \
+        capsys.readouterr().err
+
+
+def test_remember_in_a_git_project_adds_no_note(gate) -> None:
+    code, out, err = gate("remember", "Deploys need approval from the release manager")
+    assert code == 0 and "not a git repository" not in err
+
+
+def test_an_unknown_option_gets_its_subcommands_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 44: `gate search --foo x` printed `usage: gate [-h] [--version] COMMAND ...`; the error is the
+    subcommand's, with its usage (what it does take)."""
+    from gate.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["search", "--foo", "x"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: gate search ") and "--explain" in err
+    assert "gate search: error: unrecognized arguments: --foo" in err
+    assert "COMMAND ..." not in err
+    with pytest.raises(SystemExit):  # before any command: the top-level usage, as before
+        main(["--foo"])
+    assert capsys.readouterr().err.startswith("usage: gate [-h]")

@@ -163,3 +163,19 @@ def test_compare_names_why_two_facts_differ() -> None:
         == "one is negated"
     same = duplicates.compare("Feature flags are only read at boot", "Feature flags are read once at boot time only")
     assert same.distinct == "" and same.similarity >= 0.7
+
+
+def test_an_aside_that_negates_a_detail_does_not_make_two_facts(gate) -> None:
+    """Issue 44: "(no RETURNING)" read as a negation of the whole statement let this restatement through. A
+    negation in brackets negates the statement only when the other title speaks of the aside."""
+    code, out, err = gate("remember", "We use SQLite in dev and Postgres in prod; keep SQL portable (no RETURNING)")
+    assert code == 0, err
+    first = out.strip()
+    code, out, err = gate("remember", "Use SQLite in dev and Postgres in prod, keep SQL portable")
+    assert code == 4, (code, out, err)
+    assert f"looks like {first}" in err and "nothing was written" in err
+    # the aside counts when the other side says something of it
+    assert duplicates.compare("Retry uploads (no backoff) on 503", "Retry uploads with backoff on 503").distinct \
+        == "one is negated"
+    assert duplicates.compare("Run migrations in a transaction (never in autocommit)",
+                              "Run migrations in autocommit").distinct == "one is negated"

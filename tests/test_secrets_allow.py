@@ -82,3 +82,67 @@ def test_a_project_cannot_widen_the_allowances(gate, project: Path) -> None:
     (rules / "secrets.toml").write_text('[allow]\nlocal_hosts = ["db.internal"]\nlocal_password = ".*"\n')
     code, _, err = gate("remember", "Connection details", "--body", "postgres://app:Xk93jfkdP2qq@db.internal/app")
     assert code == 2 and "secret" in err
+
+
+# A key word, then is / was / : / = and a random-looking value: refused (both were stored before). The near-misses
+# say the same words about a key with a plain word, an identifier or a version after them: accepted.
+SENTENCE_SECRETS = [
+    "The staging api key is Zq8vT3nW9xK2pL5m for the maps service",
+    "JWT signing secret is s3cr3tK3yF0rJwt2026 in staging",
+    "the access key for the billing bucket: 9f86d081884c7d659a2feaa0c55ad015",
+    "the api key for the maps service is ZqvTnWxKpLmQrStBaYcE",
+]
+SENTENCE_NEAR_MISSES = [
+    "secret is rotated monthly",
+    "the token is stored in Vault",
+    "the api key is base64url-encoded before it is sent",
+    "the secret is loadSecretFromVault in config.py",
+    "The session token is OAuth2-issued by Keycloak",
+    "the signing key is ed25519-sha256 since the 2026 migration",
+    "the access token is valid for 3600 seconds",
+    "the deploy key is read from DEPLOY_KEY_PATH",
+    "The secret is stored at secret/data/staging/maps",
+    "the credentials are in 1Password under Staging",
+]
+
+
+@pytest.mark.parametrize("text", SENTENCE_SECRETS)
+def test_a_key_said_in_a_sentence_is_refused_with_a_hint(text: str, gate, project: Path) -> None:
+    code, out, err = gate("remember", text)
+    assert code == 2, (code, out, err)
+    assert "secret (credential in a sentence)" in err and "nothing was written" in err
+    assert "hint:" in err and "vault" in err  # says what to store instead
+    for word in text.split():
+        if any(c.isdigit() for c in word) and len(word) >= 12:
+            assert word not in err and word not in out  # the message names the pattern, never the value
+    assert Store.for_cwd(str(project)).memories() == []
+
+
+@pytest.mark.parametrize("text", SENTENCE_NEAR_MISSES)
+def test_a_sentence_about_a_key_without_one_is_accepted(text: str, gate, project: Path) -> None:
+    code, out, err = gate("remember", text, "--new")
+    assert code == 0, err
+    assert [m.title for m in Store.for_cwd(str(project)).memories()] == [text]
+
+
+def test_a_random_value_is_measured_not_matched() -> None:
+    """Entropy and the changes of character class tell a generated key from a word of the same shape."""
+    from gate.memory.secrets import entropy, switch_ratio
+
+    assert entropy("Zq8vT3nW9xK2pL5m") == 4.0  # 16 different characters
+    assert entropy("aaaaaaaaaaaa") == 0.0
+    assert switch_ratio("Zq8vT3nW9xK2pL5m") == 1.0
+    assert switch_ratio("loadSecretFromVault") == 3 / 18  # camelCase: only d→S, t→F, m→V (a capital starts a word)
+    assert switch_ratio("base64url") == 0.25  # e→6 and 4→u of 8 pairs
+
+
+def test_a_project_value_table_without_a_value_group_adds_nothing(gate, project: Path) -> None:
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "secrets.toml").write_text(
+        "[[pattern]]\nname = \"broken\"\nregex = 'widget'\nvalue = { min_length = 3 }\n"
+    )
+    code, _, err = gate("remember", "The widget cache is rebuilt nightly", "--new")
+    assert code == 0, err
+    code, _, err = gate("remember", "The staging api key is Zq8vT3nW9xK2pL5m for the maps service")
+    assert code == 2 and "secret" in err

@@ -492,3 +492,15 @@ def test_the_last_error_shown_is_this_projects(tmp_path: Path) -> None:
     unnamed = {"ts": "2026-12-01T11:00:00Z", "event": "Stop", "error": "KeyError", "message": "old line"}
     write(mine, theirs, unnamed)
     assert last_error(log, project="/p/a")["message"] == "old line"
+
+
+def test_html_says_where_the_page_went(box: Sandbox) -> None:
+    """Issue 44: `gate stats --html F` wrote F and did not say where; the absolute path is printed (on stderr,
+    so --json keeps stdout JSON only)."""
+    result = subprocess.run([sys.executable, "-m", "gate.cli", "stats", "--html", "page.html", "--json"],
+                            env=box.env, cwd=box.project, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    written = (box.project / "page.html").resolve()
+    assert written.is_file()
+    assert f"gate: wrote the page to {written}" in result.stderr
+    json.loads(result.stdout)  # the report alone

@@ -171,6 +171,22 @@ def parse_link(text: str) -> Link:
     return Link(link_type.strip(), target.strip())
 
 
+def in_git(root: str) -> bool:
+    """Whether the project directory is a git checkout (`.git` a directory, or a worktree's file)."""
+    import os
+
+    return os.path.exists(os.path.join(root, ".git"))
+
+
+def note_outside_git(root: str) -> None:
+    """A project outside git is allowed (the directory is the project), but said: a memory stored from a
+    directory that is not the one sessions start in would otherwise be missed without a word."""
+    if not in_git(root):
+        print(f"gate: stored in the project {root}, which is not a git repository: sessions started in that "
+              "directory find it, sessions started anywhere else (a directory below it included) do not; "
+              "--project DIR names another project", file=sys.stderr)
+
+
 def check_in_a_project(project: str | None) -> None:
     """Without --project, a cwd of the home directory or / (no git checkout above it) is no project: a memory
     written there would go to a store nobody's session reads."""
@@ -181,7 +197,7 @@ def check_in_a_project(project: str | None) -> None:
     if project is not None:
         return
     root = project_root()
-    if os.path.exists(os.path.join(root, ".git")):
+    if in_git(root):
         return
     if root in (os.path.realpath(os.path.expanduser("~")), os.path.realpath(os.sep)):
         raise ValidationError(
@@ -247,6 +263,8 @@ def run(args: argparse.Namespace) -> int:
         print(memory.id)
         if memory.derived_cues:  # on stderr, as the notes below: a script reads the id alone from stdout
             print(f"cues added from the turn: {memory.derived_cues}", file=sys.stderr)
+    if memory.scope != "user":  # a user memory belongs to no project
+        note_outside_git(store.paths.root)
     _note_unmatched_paths(memory, store.paths.root)
     return 0
 

@@ -4,6 +4,7 @@ health — from the audit log, the store and the transcripts. The figures live i
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from gate.commands._common import add_json_option, print_json
@@ -40,10 +41,13 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         from gate.stats.html import write_html
 
+        page = Path(args.html).expanduser().absolute()
         try:
-            write_html(Path(args.html), selection, report)
+            write_html(page, selection, report)
         except OSError as error:
             raise GateError(f"cannot write {args.html}: {error.strerror or error}") from error
+        # on stderr: stdout is the report (and with --json, JSON only)
+        print(f"gate: wrote the page to {page}", file=sys.stderr)
     if args.json:
         print_json(report)
     else:

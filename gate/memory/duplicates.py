@@ -9,7 +9,8 @@ stems, a shorter stem that starts a longer one counts as the same word) and noth
 - other identifiers (paths, `ROUND_HALF_UP`, `SameSite=Strict`, `/api/cart`, words of letters and digits such as
   `zeta1x10` — which never match another by their first letters: `zeta1x1` is not `zeta1x10`), or other names
   (capitalised words that are not the title's first word), each side having one the other lacks;
-- one side negated and not the other ("don't mock" / "mock");
+- one side negated and not the other ("don't mock" / "mock"); a negation in an aside in brackets ("keep SQL
+  portable (no RETURNING)") counts only when the other side says something of the aside ("with RETURNING");
 - words of one contrast group on the two sides (enabled / disabled, staging / production, before / after);
 - the same sentence frame with one thing swapped for another ("owns the accounts table" / "owns the
   transactions table"), unless the swapped words are listed as synonyms;
@@ -34,6 +35,8 @@ from gate.textproc import stopwords
 _WORD = re.compile(r"[^\s,;()\[\]{}\"`]+")
 # "X, not Y" contrasts two things; it does not negate the statement
 _CONTRASTIVE_NOT = re.compile(r",\s*(?:and\s+)?not\b", re.IGNORECASE)
+# an aside in brackets: "keep SQL portable (no RETURNING)"
+_ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 _NUMBER = re.compile(r"^[~<>≤≥]?v?\d+(?:[.:,]\d+)*[a-z%]{0,3}$", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+(?:[.:]\d+)*")
 _IDENTIFIER_CHARS = re.compile(r"[_/=.:*]|[a-z][A-Z]|^[A-Z0-9]{2,}[a-z]|-")
@@ -82,20 +85,35 @@ class _Title:
     def __init__(self, text: str, conf: dict[str, Any]) -> None:
         stop = stopwords()
         text = text.replace("\u2019", "'")
-        raw = [w.strip(".!?:'") for w in _WORD.findall(text)]
-        raw = [w for w in raw if w]
+        asides = [(m.start(), m.end()) for m in _ASIDE.finditer(text)]
+        raw: list[str] = []
+        aside_of: list[int] = []  # which aside each word is in (-1: the statement itself)
+        for found in _WORD.finditer(text):
+            word = found.group(0).strip(".!?:'")
+            if word:
+                raw.append(word)
+                aside_of.append(next((n for n, (s, e) in enumerate(asides) if s <= found.start() < e), -1))
         self.words: list[str] = []  # lowercase plain words, in order (the sentence frame)
         self.stems: set[str] = set()
         self.numbers: Counter[str] = Counter()  # each as often as it occurs: "worker 1 note 1" holds two
         self.bound: set[tuple[str, str]] = set()  # (stem of a word beside a number, the number)
         self.identifiers: set[str] = set()
         self.names: set[str] = set()
+        # A negation in an aside, "(no RETURNING)", qualifies a detail, not the statement: it counts only when the
+        # other title says something of that aside (compare(): "(no backoff)" against "with backoff").
+        self.asides: list[tuple[int, set[str]]] = [(0, set()) for _ in asides]  # (negations, content stems)
         negations = {w.lower() for w in conf.get("negations", [])}
         self.negated = -len(_CONTRASTIVE_NOT.findall(text))
         for position, token in enumerate(raw):
             lower = token.lower()
+            aside = aside_of[position]
             if lower in negations or lower.endswith("n't"):
-                self.negated += 1
+                if aside < 0:
+                    self.negated += 1
+                else:
+                    self.asides[aside] = (self.asides[aside][0] + 1, self.asides[aside][1])
+            if aside >= 0 and lower not in stop and len(lower) > 1 and lower.isalpha():
+                self.asides[aside][1].add(_stem(lower))
             if _NUMBER.match(token):
                 found = _DIGITS.findall(token)
                 self.numbers.update(found)
@@ -176,7 +194,7 @@ def compare(existing: str, new: str, rules: dict[str, Any] | None = None) -> Com
         return Comparison(similarity, "other identifiers")
     if (a.names & only_a) and (b.names & only_b):
         return Comparison(similarity, "other names")
-    if bool(a.negated % 2) != bool(b.negated % 2):
+    if bool(_negated(a, b, prefix_min) % 2) != bool(_negated(b, a, prefix_min) % 2):
         return Comparison(similarity, "one is negated")
     words_a = {_stem(w) for w in a.words}
     words_b = {_stem(w) for w in b.words}
@@ -187,6 +205,13 @@ def compare(existing: str, new: str, rules: dict[str, Any] | None = None) -> Com
     if swapped:
         return Comparison(similarity, swapped)
     return Comparison(similarity)
+
+
+def _negated(title: _Title, other: _Title, prefix_min: int) -> int:
+    """The title's negations: the statement's, and an aside's when the other title says something of it."""
+    return title.negated + sum(
+        count for count, stems in title.asides if count and len(_unmatched(stems, other.stems, prefix_min)) < len(stems)
+    )
 
 
 def _swap(a: _Title, b: _Title, conf: dict[str, Any], prefix_min: int) -> str:

@@ -165,6 +165,15 @@ class History:
         return Version(number, str(data.get("saved", "")), str(data.get("action", "")), str(data.get("scope", "")),
                        data["memory"], size)
 
+    def drop(self, memory_id: str) -> None:
+        """Delete every saved version of a memory, and the unreadable files kept of it (`gate forget --purge`).
+        A failure is raised, never passed over: a version left behind would keep the text."""
+        import shutil
+
+        directory = self._dir(memory_id)
+        if os.path.lexists(directory):
+            shutil.rmtree(directory)
+
     def prune(self, now: float | None = None) -> int:
         """Drop versions past the age limit, then the oldest while the directory is over its size; how many."""
         now = time.time() if now is None else now

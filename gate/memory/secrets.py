@@ -16,6 +16,8 @@ from gate.rules import load_rules
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from gate.memory.model import Memory
 
 _URL_CREDENTIAL = re.compile(
@@ -24,18 +26,90 @@ _URL_CREDENTIAL = re.compile(
 )
 
 
+class _Pattern:
+    """One secret pattern; with a [pattern.value] table its named group `value` must also look random, measured
+    here (the regex alone cannot tell "the token is Zq8vT3nW9xK2pL5m" from "the token is base64url-encoded")."""
+
+    def __init__(self, name: str, regex: str, value: dict | None = None) -> None:
+        self.name = name
+        self.regex = re.compile(regex)
+        self.value = None if not value else RandomValue(value)
+        if self.value is not None and "value" not in self.regex.groupindex:
+            raise ValueError(f"secret pattern {name!r} has a [pattern.value] table but no (?P<value>...) group")
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        for match in self.regex.finditer(text):
+            if self.value is None or self.value.looks_random(match.group("value")):
+                yield match
+
+    def sub(self, replacement: str, text: str) -> str:
+        if self.value is None:
+            return self.regex.sub(replacement, text)
+        check = self.value.looks_random
+        return self.regex.sub(lambda m: replacement if check(m.group("value")) else m.group(0), text)
+
+
+class RandomValue:
+    """Whether a value looks random: long enough, its characters spread (Shannon entropy, bits per character),
+    and its character classes (lower, upper, digit) changing often between neighbours, as in a generated key
+    and not in a word, an identifier or a version ("base64url-encoded", "cl100k_base", "OAuth2")."""
+
+    def __init__(self, table: dict) -> None:
+        self.min_length = int(table.get("min_length", 12))
+        self.min_entropy = float(table.get("min_entropy", 2.75))
+        self.min_switch_ratio = float(table.get("min_switch_ratio", 0.25))
+        self.trim = str(table.get("trim", ".:)]}"))
+
+    def looks_random(self, value: str) -> bool:
+        value = value.rstrip(self.trim)
+        if len(value) < self.min_length:
+            return False
+        return entropy(value) >= self.min_entropy and switch_ratio(value) >= self.min_switch_ratio
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of the value's characters, in bits per character."""
+    from math import log2
+
+    counts: dict[str, int] = {}
+    for char in value:
+        counts[char] = counts.get(char, 0) + 1
+    total = len(value)
+    return -sum(n / total * log2(n / total) for n in counts.values()) if total else 0.0
+
+
+def _char_class(char: str) -> int:
+    return 0 if char.islower() else 1 if char.isupper() else 2 if char.isdigit() else 3
+
+
+def switch_ratio(value: str) -> float:
+    """Of the neighbouring pairs of letters and digits, the share whose class (lower, upper, digit) changes.
+    A capital followed by small letters starts a word (`Secret` in `loadSecretFromVault`): not a change."""
+    pairs = switches = 0
+    classes = [_char_class(char) for char in value]
+    for i in range(len(classes) - 1):
+        a, b = classes[i], classes[i + 1]
+        if a == 3 or b == 3:
+            continue  # punctuation separates; it is not a change of class
+        pairs += 1
+        word_start = a == 1 and b == 0 and i + 2 < len(classes) and classes[i + 2] == 0
+        switches += a != b and not word_start
+    return switches / pairs if pairs else 0.0
+
+
 @cache
-def _patterns(project_root: str | None) -> tuple[tuple[str, re.Pattern[str]], ...]:
+def _patterns(project_root: str | None) -> tuple[tuple[str, _Pattern], ...]:
     """The shipped and the user's patterns, plus any a project adds. Rules replace a list whole, so the project
     layer alone could empty it: a repository's checked-in rules may add patterns, never take one away."""
     own = load_rules("secrets", None).get("pattern", [])
-    compiled = {(p["name"], p["regex"]): re.compile(p["regex"]) for p in own}
+    compiled = {(p["name"], p["regex"]): _Pattern(p["name"], p["regex"], p.get("value")) for p in own}
     if project_root is not None:
         for p in load_rules("secrets", project_root).get("pattern", []):
             try:
                 key = (str(p["name"]), str(p["regex"]))
-                compiled.setdefault(key, re.compile(key[1]))
-            except (KeyError, TypeError, re.error):
+                if key not in compiled:
+                    compiled[key] = _Pattern(key[0], key[1], p.get("value"))
+            except (KeyError, TypeError, ValueError, IndexError, re.error):
                 continue  # a broken project pattern adds nothing (and removes nothing)
     return tuple((name, pattern) for (name, _), pattern in compiled.items())
 

@@ -16,12 +16,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from gate.errors import DuplicateError, NotFoundError, ValidationError
+from gate.errors import DuplicateError, GateError, NotFoundError, ValidationError
 from gate.memory import killpoints
 from gate.memory.anchor_paths import to_project, triggers_to_project
 from gate.memory.files import CorruptMemoryFile, as_written, iter_memories, memory_path, read_memory, write_memory
 from gate.memory.history import History, Version, history_root
-from gate.memory.index import CatchUp, MemoryIndex
+from gate.memory.index import CatchUp, IndexBusy, MemoryIndex
 from gate.memory.model import SCOPES, Link, Memory, mint_id, now_iso
 from gate.memory.secrets import refuse_secrets, text_fields
 from gate.memory.supersession import closing_chain, cycle_refusal, effective_status, live_supersedes
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 WRITER_WAIT_SECONDS = 20.0
 MAX_ANCHOR_FILES = 50
+# What is left of a purged memory's title: `gate list --status forgotten` still shows the id was there.
+PURGED_TITLE = "(purged)"
 
 
 def effective_statuses(memories: Iterable[Memory]) -> dict[str, str]:
@@ -131,7 +133,13 @@ class Store:
         if all(isinstance(t, str) for t in memory.triggers):
             memory.triggers = triggers_to_project(memory.triggers, self.paths.root, strict=False)
         memory.validate()
-        refuse_secrets(text_fields(memory), self.paths.root)
+        fields = text_fields(memory)
+        if not new:
+            # only text this write adds: a memory stored before a pattern knew its secret can still be
+            # forgotten, linked or verified (and purged), which a refusal of its whole text would prevent
+            before = self._stored_text(memory.id)
+            fields = {name: text for name, text in fields.items() if before.get(name) != text}
+        refuse_secrets(fields, self.paths.root)
         if new and self.locate(memory.id) is not None:
             raise ValidationError(
                 f"a memory with id {memory.id!r} exists already; nothing was written",
@@ -144,6 +152,14 @@ class Store:
                     f"link {link.type}:{link.target} points at no memory", hint="`gate list` shows the ids"
                 )
         self._refuse_cycle(memory, new=new)
+
+    def _stored_text(self, memory_id: str) -> dict[str, str]:
+        """The text fields of a memory as its file holds them now ({} when there is none or it is unreadable)."""
+        path = self.locate(memory_id)
+        try:
+            return text_fields(read_memory(path)) if path is not None else {}
+        except (CorruptMemoryFile, OSError):
+            return {}
 
     def _supersedes_now(self, memory_id: str) -> list[str]:
         """What a stored memory replaces as its file says now (nothing for one that is not there or unreadable)."""
@@ -242,6 +258,32 @@ class Store:
             return memory
         memory.status = "forgotten"
         return self.update(memory, action="forget")
+
+    def purge(self, memory_id: str) -> Memory:
+        """Forget a memory and take its text out of everything gate keeps of it: the file keeps only what is no
+        text (id, kind, scope, dates, links; the title says it was purged), its history is deleted (a saved
+        version would bring the text back), and the index is built again from the files, since tantivy keeps a
+        deleted document's bytes in its segment until a merge. Run again, it finishes an interrupted purge."""
+        memory = self.get(memory_id)
+        tombstone = Memory(
+            id=memory.id, kind=memory.kind, title=PURGED_TITLE, scope=memory.scope, project=memory.project,
+            links=list(memory.links), source=memory.source, status="forgotten", created=memory.created,
+            updated=now_iso(),
+        )
+        self._check(tombstone, new=False)
+        self._write(tombstone)  # no version of it is kept: that is what the purge is for
+        killpoints.point("store.written")
+        self.history(memory.scope).drop(memory.id)
+        try:
+            self.index.rebuild()
+        except IndexBusy as error:
+            raise GateError(
+                f"{memory_id} is purged from its file and its history, but the index was busy and may still hold "
+                "its text",
+                hint="run `gate reindex` when no other gate command is writing",
+            ) from error
+        self.build_cues()
+        return tombstone
 
     def link(self, source_id: str, link_type: str, target_id: str) -> Memory:
         memory = self.get(source_id)

@@ -87,6 +87,12 @@ def build(
     if reply_weight > 0:
         left_out = set(drop) | prompt.weak | prompt.rules_noise
         activity.reply_terms = reply_terms(prompt.reply_terms, left_out, int(number(query_rules, "reply_terms", 16)))
+        if own and activity.reply_terms:
+            # The prompt's own words lead: the reply's terms together weigh at most a share of the prompt's, so
+            # a reply's sixteen terms cannot outvote a prompt's few (the reply fills in, it does not decide).
+            share = number(query_rules, "reply_share_content_free" if activity.content_free else "reply_share", 0)
+            if share > 0:
+                reply_weight = min(reply_weight, share * prompt_weight * len(own) / len(activity.reply_terms))
         for term in activity.reply_terms:
             activity.add(term, reply_weight)
     touched_weight = number(query_rules, "touched", 0.0)

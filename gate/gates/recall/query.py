@@ -3,8 +3,8 @@ last turn touched.
 
 A prompt alone is a poor query: "yes", "1", "continue" say nothing, and a follow-up names one detail of a subject
 the reply before it spelled out. So the recall gate searches for the prompt's terms at full weight, the reply's
-at a lower one (the main weight when the prompt has no content of its own), and the touched files' parts at a
-lower one still. Every weight is in rules/recall.toml [query].
+together at a share of the prompt's (its own subject leads; the reply is the query when the prompt has no term
+of its own), and the touched files' parts at a lower weight. Every weight is in rules/recall.toml [query].
 """
 
 from __future__ import annotations

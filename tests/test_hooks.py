@@ -125,6 +125,8 @@ def test_session_start_injects_directives_and_open_tasks(project: Path, seeded, 
 
 def test_a_done_task_no_longer_shows_at_session_start(project: Path, seeded, gate, hook: Hook) -> None:
     """Issue 44: a finished task kept showing at every session start, with no way to mark it done."""
+    out, _ = hook(event(project, "SessionStart", session="sess-0", source="startup"))
+    assert seeded["task"] in context_of(out, "SessionStart") and " done ID`" in context_of(out, "SessionStart")
     code, out, err = gate("done", seeded["task"])
     assert code == 0, err
     assert f"gate done {seeded['task']} --reopen" in out

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from gate.paths import audit_log_file
+from gate.rules import load_rules
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import Transcript
@@ -109,6 +110,9 @@ def test_a_prompt_with_its_own_subject_brings_its_memory_not_the_previous_fix(
     record = prompt(project, "Separately: the mobile team says sessions expire too fast. Can we make session "
                              "tokens last a day?", transcript, "tokens")
     assert record["delivered"][:1] == [store["decision"]], record  # delivered, and first
+    query, rules = record["query"], load_rules("recall")["query"]  # the reply's terms together weigh a share
+    share = rules["reply_share"] * len(query["prompt"]) / rules["reply_terms"]  # of the prompt's (a long reply)
+    assert share < 1 and query["reply_weight"] == round(share, 3), query
     assert store["fix"] not in record["delivered"], record  # the previous turn's subject, not this prompt's
 
 

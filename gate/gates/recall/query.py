@@ -22,13 +22,14 @@ if TYPE_CHECKING:
 class Activity:
     """The weighted query: term -> weight, strongest first, plus where each weight came from."""
 
-    __slots__ = ("content_free", "prompt_terms", "reply_terms", "touched_terms", "weights")
+    __slots__ = ("content_free", "prompt_terms", "reply_terms", "reply_weight", "touched_terms", "weights")
 
     def __init__(self) -> None:
         self.weights: dict[str, float] = {}
         self.prompt_terms: list[str] = []
         self.reply_terms: list[str] = []
         self.touched_terms: list[str] = []
+        self.reply_weight = 0.0  # each reply term's weight: a share of the prompt's when the prompt has terms
         self.content_free = False
 
     @property
@@ -45,6 +46,7 @@ class Activity:
             "reply": self.reply_terms[:12],
             "touched": self.touched_terms[:8],
             "content_free": self.content_free,
+            "reply_weight": round(self.reply_weight, 3),
         }
 
 
@@ -93,6 +95,7 @@ def build(
             share = number(query_rules, "reply_share_content_free" if activity.content_free else "reply_share", 0)
             if share > 0:
                 reply_weight = min(reply_weight, share * prompt_weight * len(own) / len(activity.reply_terms))
+        activity.reply_weight = reply_weight if activity.reply_terms else 0.0
         for term in activity.reply_terms:
             activity.add(term, reply_weight)
     touched_weight = number(query_rules, "touched", 0.0)

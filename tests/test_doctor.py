@@ -383,7 +383,8 @@ def test_missing_allow_rules_are_a_warning(
     (check,) = of(report, "permissions", "warn")
     assert code == 0  # not broken: the agent can still run them, after a click
     assert "`gate search`" in check["message"] and "gate install" in check["hint"]
-    assert check["details"]["missing"] == [f"Bash(gate {sub} *)" for sub in ("search", "show", "remember", "verify")]
+    wanted = ("search", "show", "remember", "verify", "done")
+    assert check["details"]["missing"] == [f"Bash(gate {sub} *)" for sub in wanted]
 
 
 def test_an_absolute_spelling_the_committed_rules_miss_is_said(

@@ -123,6 +123,28 @@ def test_session_start_injects_directives_and_open_tasks(project: Path, seeded, 
     assert seeded["waterfall"] not in audit()[-1]["delivered"] and seeded["waterfall"] in audit()[-1]["indexed"]
 
 
+def test_a_done_task_no_longer_shows_at_session_start(project: Path, seeded, gate, hook: Hook) -> None:
+    """Issue 44: a finished task kept showing at every session start, with no way to mark it done."""
+    out, _ = hook(event(project, "SessionStart", session="sess-0", source="startup"))
+    assert seeded["task"] in context_of(out, "SessionStart") and " done ID`" in context_of(out, "SessionStart")
+    code, out, err = gate("done", seeded["task"])
+    assert code == 0, err
+    assert f"gate done {seeded['task']} --reopen" in out
+    out, _ = hook(event(project, "SessionStart", source="startup"))
+    text = context_of(out, "SessionStart")
+    assert seeded["task"] not in text and "billing cron" not in text and seeded["directive"] in text
+    code, out, _ = gate("list", "--status", "done")
+    assert code == 0 and seeded["task"] in out
+    assert gate("search", "billing cron scheduler")[1].count(seeded["task"]) == 0  # nor found as open work
+    code, out, err = gate("done", seeded["task"], "--reopen")
+    assert code == 0, err
+    out, _ = hook(event(project, "SessionStart", session="sess-2", source="startup"))
+    assert seeded["task"] in context_of(out, "SessionStart")
+    # only a task is done; a memory that no longer holds is forgotten
+    code, _, err = gate("done", seeded["waterfall"])
+    assert code != 0 and "not a task" in err and f"gate forget {seeded['waterfall']}" in err
+
+
 def fix_turn(path: Path, *, store: bool = False) -> Path:
     path.write_text(fixed_bug_turn(str(path.parent), store=store).text())
     return path

@@ -453,8 +453,8 @@ def test_byte_order_mark_is_kept(gate: Gate, project: Path) -> None:
 
 
 SCRIPT = str(Path(sys.executable).parent / "gate")  # the console script beside the test interpreter
-PORTABLE_RULES = [f"Bash(gate {sub} *)" for sub in ("search", "show", "remember", "verify")]
-ABSOLUTE_RULES = [f"Bash({shlex.quote(SCRIPT)} {sub} *)" for sub in ("search", "show", "remember", "verify")]
+PORTABLE_RULES = [f"Bash(gate {sub} *)" for sub in ("search", "show", "remember", "verify", "done")]
+ABSOLUTE_RULES = [f"Bash({shlex.quote(SCRIPT)} {sub} *)" for sub in ("search", "show", "remember", "verify", "done")]
 
 
 def allow(path: Path) -> list[str]:

@@ -120,3 +120,73 @@ def test_remember_with_an_existing_path_says_nothing_more(gate, project: Path) -
     (project / "app.py").write_text("x = 1\n")
     code, out, err = gate("remember", "The app module holds the one global", "--kind", "gotcha", "--path", "app.py")
     assert code == 0 and "note:" not in err
+
+
+BILLING = """import decimal
+
+ROUNDING = decimal.ROUND_HALF_EVEN
+RATE = 0.2
+
+
+def total(items):
+    return sum(item.price for item in items)
+
+
+def tax(amount):
+    return amount * RATE
+"""
+
+
+def _stale_ids(gate) -> set[str]:
+    code, out, _ = gate("verify", "--json")
+    report = json.loads(out)
+    assert code == (1 if report["stale"] else 0)
+    return {m["id"] for m in report["memories"] if m["stale"]}
+
+
+def test_an_edit_marks_stale_only_the_memories_about_what_it_changed(gate, project: Path) -> None:
+    """Issue 44: any edit marked every memory anchored to the file stale (5 of 10 after a few edits). A memory is
+    stale when the lines it is about changed, not when the file did."""
+    billing = project / "billing.py"
+    billing.write_text(BILLING)
+
+    def remember(title: str) -> str:
+        code, out, err = gate("remember", title, "--kind", "gotcha", "--path", "billing.py", "--new")
+        assert code == 0, err
+        return out.strip()
+
+    rounding = remember("Invoice rounding is ROUND_HALF_EVEN: never round up")
+    tax = remember("Tax applies RATE to the net amount, not the gross")
+    billing.write_text(BILLING.replace("item.price for item", "item.price * item.quantity for item"))
+    assert _stale_ids(gate) == set()  # total() changed: neither memory is about it
+    record = json.loads(gate("show", rounding, "--json")[1])
+    assert staleness.stale_mark(record, project) == ""
+    assert record["anchor_lines"]["billing.py"]["terms"][:2] == ["round", "half"], record
+
+    billing.write_text(billing.read_text().replace("ROUND_HALF_EVEN", "ROUND_UP"))
+    assert _stale_ids(gate) == {rounding}  # the rounding line changed; the tax lines did not
+    record = json.loads(gate("show", rounding, "--json")[1])
+    assert staleness.stale_mark(record, project).startswith("stale: billing.py changed since")
+
+    billing.write_text(billing.read_text().replace("amount * RATE", "(amount - discount) * RATE"))
+    assert _stale_ids(gate) == {rounding, tax}
+
+
+def test_a_memory_without_a_record_of_its_lines_is_stale_on_any_change_until_refreshed(gate, project: Path) -> None:
+    """Written before anchor_lines (or naming nothing of the file): nothing tells what it is about, so any change
+    counts, as before; `gate verify ID --refresh` records its lines."""
+    billing = project / "billing.py"
+    billing.write_text(BILLING)
+    code, out, err = gate("remember", "Invoice rounding is ROUND_HALF_EVEN: never round up", "--kind", "gotcha",
+                          "--path", "billing.py")
+    assert code == 0, err
+    memory = out.strip()
+    record = json.loads(gate("show", memory, "--json")[1])
+    old = {**record, "anchor_lines": {}}
+    billing.write_text(BILLING.replace("item.price for item", "item.price * item.quantity for item"))
+    assert staleness.stale_mark(old, project).startswith("stale: billing.py changed")
+    assert staleness.stale_mark(record, project) == ""
+    assert gate("verify", memory, "--refresh")[0] == 0
+    refreshed = json.loads(gate("show", memory, "--json")[1])
+    assert refreshed["anchor_lines"]["billing.py"]["hash"] == record["anchor_lines"]["billing.py"]["hash"]
+    assert refreshed["anchors"] != record["anchors"]

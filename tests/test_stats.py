@@ -360,7 +360,7 @@ def test_stats_text_reads_in_ten_seconds(box: Sandbox) -> None:
     text = box.gate("stats")
     assert_reads_at_a_glance(text)
     assert "Recall gate: 7 prompts → 4 fired (57%): session start 2 · topic shift 1 · after compaction 1" in text
-    assert "then used: 2/5 (40%) session deliveries — opened 1 · cited 1 · acted on 1" in text
+    assert "then used: 2/5 (40%) session deliveries — opened 1 · cited 1 · acted on 1 · restated 1" in text
     assert "by gate: session start 0/2 (0%) · recall 2/3 (67%)" in text
     assert "blocked 3 → stored 1 · acknowledged 1 · ignored 1" in text
     assert "stored without being asked: 1" in text
@@ -461,6 +461,30 @@ def test_use_counts_only_what_came_after_the_delivery_and_reads_only_the_tail(tm
     assert result.partial is False
     tail = session_uses(path, delivered, max_bytes=len(lines[-1]) + 10)
     assert tail.uses == {"m-late": {"cited"}} and tail.partial is True
+
+
+def test_a_reply_that_restates_a_delivered_memory_counts_as_its_use(tmp_path: Path) -> None:
+    """Issue 44: `gate stats` said "then used: 0/30" while the replies restated what was delivered: an agent that
+    applies a fact seldom quotes its id. A reply holding enough of the memory's title terms is a use; one that
+    only shares a word or two with it is not."""
+    box = Sandbox(tmp_path)
+    box.gate("remember", "Invoice totals round half-even with the decimal quantize call", "--id", "m-halfeven",
+             "--kind", "decision")
+    box.gate("remember", "Waterfall reserve account trigger fires after 30 days of arrears", "--id", "m-waterfall",
+             "--kind", "finding")
+    t = box.transcript("sess-r")
+    box.prompt("sess-r", "How are invoice totals rounded in the billing exporter?")
+    t.say("The invoice totals are rounded half-even: the exporter calls decimal quantize on each total.")
+    box.stop("sess-r")
+    box.prompt("sess-r", "When does the waterfall reserve account trigger fire?")
+    t.say("Let me look at the waterfall code first.")
+    box.stop("sess-r")
+    delivered = {m for r in box.audit() for m in r.get("delivered", [])}
+    assert {"m-halfeven", "m-waterfall"} <= delivered  # the premise: both were delivered at a prompt
+    use = box.gate_json("stats")["use"]
+    assert use["examined"] == 2 and use["used"] == 1 and use.get("restated") == 1, use
+    assert use["never_used_ids"] == ["m-waterfall"], use
+    assert "restated 1" in box.gate("stats")
 
 
 def test_html_page_is_self_contained(box: Sandbox) -> None:

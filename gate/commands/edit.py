@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     edited.scope = memory.scope
     if edited.paths != memory.paths:  # new anchors: their files' hashes now, as `gate remember` records them
-        edited.anchors = store.anchor_hashes(edited.paths)
+        store.anchor(edited)
     if edited.source == "agent":
         edited.source = "human"  # a person edited it: it is no longer only an agent's claim
     try:

@@ -249,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
     memory.validate()  # an empty or overlong title is named as such before the shape of a fact is judged
     check_is_a_fact(memory.title, memory.body)
     if memory.paths:  # hashed with the glob meaning of path triggers (`src/db/**`: every file beneath)
-        memory.anchors = anchor_hashes(store.paths.root, memory.paths)
+        store.anchor(memory)
     try:
         store.remember(memory, supersedes=args.supersedes, refuse_duplicates=not args.allow_duplicate)
     except DuplicateError as error:

@@ -1,7 +1,8 @@
 """`gate verify [ID] [--refresh | --retire]`: do anchored memories still match their files?
 
-A memory written with --path recorded a content hash of each anchored file. `verify` re-checks them: a file
-that changed or vanished makes the memory stale (the hooks mark it so whenever they deliver it). A person
+A memory written with --path recorded a content hash of each anchored file, and the lines the memory is about
+there. `verify` re-checks them: a file whose lines the memory is about changed, or that vanished, makes the
+memory stale (the hooks mark it so whenever they deliver it). A person
 then decides: `--refresh` records the files' current hashes (the memory still holds), `--retire` forgets it
 (it no longer does). Also reports memories whose every trigger has expired. Exit status 1 when something is
 stale, so a CI job can run it.
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         if args.refresh:
             if not memory.paths:
                 raise ValidationError(f"{memory.id} has no --path anchors to refresh")
-            memory.anchors = staleness.anchor_hashes(root, memory.paths)
+            store.anchor(memory)
             store.update(memory, action="refresh")
             return _done(
                 args,

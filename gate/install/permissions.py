@@ -26,8 +26,9 @@ from typing import Any
 from gate.install import jsonedit
 
 # The subcommands gate's messages tell the agent to run (rules/messages.toml): `show ID` and `search WORDS`
-# (recall, session start, anchors), `remember …` (the MEMORY CHECK), `verify ID` (a stale anchored memory).
-SUBCOMMANDS: tuple[str, ...] = ("search", "show", "remember", "verify")
+# (recall, session start, anchors), `remember …` (the MEMORY CHECK), `verify ID` (a stale anchored memory), `done ID`
+# (an open task at session start that is finished: reversible with --reopen).
+SUBCOMMANDS: tuple[str, ...] = ("search", "show", "remember", "verify", "done")
 PORTABLE = "gate"
 
 _RULE_RE = re.compile(

@@ -58,7 +58,7 @@ def _flags(data: dict[str, Any]) -> int:
     return (
         (FLAG_PATHS if data.get("paths") else 0)
         | (FLAG_TRIGGERS if data.get("triggers") else 0)
-        | (FLAG_ACTIVE if data.get("status", "active") != "forgotten" else 0)
+        | (FLAG_ACTIVE if data.get("status", "active") not in ("forgotten", "done") else 0)
     )
 
 

@@ -67,6 +67,8 @@ def to_toml(memory: Memory) -> str:
     ordered["body"] = data["body"]
     if data["anchors"]:
         ordered["anchors"] = data["anchors"]
+    if data.get("anchor_lines"):
+        ordered["anchor_lines"] = data["anchor_lines"]
     if data["links"]:
         ordered["links"] = data["links"]
     return tomli_w.dumps(ordered, multiline_strings=True)

@@ -42,7 +42,7 @@ def history_root(paths: ProjectPaths, scope: str) -> str:
 class Version:
     number: int
     saved: str  # when this version was replaced
-    action: str  # what replaced it: edit, forget, link, import, restore, refresh, retire
+    action: str  # what replaced it: edit, forget, link, import, restore, refresh, retire, done, reopen
     scope: str
     memory: dict[str, Any]
     size: int = 0

@@ -60,6 +60,9 @@ class Memory:
     paths: list[str] = field(default_factory=list)
     # anchored file (relative to the project) -> "sha256:<hex>" of its content when the memory was written
     anchors: dict[str, str] = field(default_factory=dict)
+    # anchored file -> {"terms": the memory's terms on a few of its lines, "hash": of those lines}: what the memory
+    # is about there. An edit elsewhere in the file leaves it fresh (gate/memory/staleness.py).
+    anchor_lines: dict[str, dict[str, Any]] = field(default_factory=dict)
     links: list[Link] = field(default_factory=list)
     triggers: list[str] = field(default_factory=list)
     source: str = "agent"
@@ -102,6 +105,8 @@ class Memory:
                 raise ValidationError(f"{list_field} must be a list")
         if "anchors" in values and not isinstance(values["anchors"], dict):
             raise ValidationError("anchors must be a table of path = hash")
+        if "anchor_lines" in values and not isinstance(values["anchor_lines"], dict):
+            raise ValidationError("anchor_lines must be a table of path = {terms, hash}")
         memory = cls(**values, links=links)
         memory.validate()
         return memory
@@ -158,6 +163,12 @@ class Memory:
                 raise ValidationError(f"{name} must be a list of text")
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.anchors.items()):
             raise ValidationError("anchors must map paths to hashes")
+        for path, about in self.anchor_lines.items():
+            if not (isinstance(path, str) and isinstance(about, dict) and set(about) == {"terms", "hash"}
+                    and isinstance(about["hash"], str) and isinstance(about["terms"], list)
+                    and all(isinstance(t, str) for t in about["terms"])):
+                raise ValidationError(f"anchor_lines.{path} must be {{terms = [...], hash = \"sha256:...\"}}",
+                                      hint="`gate verify ID --refresh` records it again")
         if self.triggers:
             from gate.memory.triggers import parse_all  # stdlib; a trigger that cannot fire is refused at write
 

@@ -171,7 +171,7 @@ def live_head(index: MemoryIndex, record: dict[str, Any]) -> tuple[dict[str, Any
     for _ in range(MAX_CHAIN):
         if current["status"] == "active":
             return current, chain
-        if current["status"] == "forgotten":
+        if current["status"] in ("forgotten", "done"):
             return None, chain
         chain.append(current["id"])
         successors = [

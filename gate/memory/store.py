@@ -125,6 +125,16 @@ class Store:
 
         return anchor_hashes(self.paths.root, list(globs), MAX_ANCHOR_FILES)
 
+    def anchor(self, memory: Memory) -> None:
+        """Record the memory's anchored files as they are now: each file's hash, and what the memory is about there
+        (its terms on a few of the file's lines, rules/remember.toml [anchors]) so an edit elsewhere keeps it fresh."""
+        from gate.memory.staleness import anchor_lines
+        from gate.rules import load_rules
+
+        memory.anchors = self.anchor_hashes(memory.paths)
+        rules = load_rules("remember", self.paths.root).get("anchors", {})
+        memory.anchor_lines = anchor_lines(self.paths.root, memory.anchors, f"{memory.title}\n{memory.body}", rules)
+
     def _check(self, memory: Memory, *, new: bool) -> None:
         # an absolute path inside the project is made relative; one outside is refused where it is typed (remember,
         # import), not here: forgetting or editing an old memory that holds one must not fail (verify names it)
@@ -215,7 +225,7 @@ class Store:
             if not any(link.type == "supersedes" and link.target == old_id for link in memory.links):
                 memory.links.append(Link("supersedes", old_id))
         if memory.paths and not memory.anchors:
-            memory.anchors = self.anchor_hashes(memory.paths)
+            self.anchor(memory)
         self._check(memory, new=True)
         if refuse_duplicates:
             self._refuse_duplicate(memory)

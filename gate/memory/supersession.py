@@ -29,10 +29,11 @@ def live_supersedes(status: str, links: list[Any]) -> list[str]:
 
 
 def effective_status(file_status: str, superseded: bool) -> str:
-    """The status readers see: forgotten as written; otherwise superseded exactly while a live successor exists
-    (a file's own `status = "superseded"`, written by earlier versions, no longer decides anything)."""
-    if file_status == "forgotten":
-        return "forgotten"
+    """The status readers see: forgotten and done (a finished task) as written; otherwise superseded exactly while a
+    live successor exists (a file's own `status = "superseded"`, written by earlier versions, no longer decides
+    anything)."""
+    if file_status in ("forgotten", "done"):
+        return file_status
     return "superseded" if superseded else "active"
 
 

@@ -4,7 +4,7 @@ without the model's machinery."""
 KINDS = ("directive", "gotcha", "finding", "decision", "fix", "task", "preference", "reference")
 SCOPES = ("private", "team", "user")
 SOURCES = ("agent", "user", "human")
-STATUSES = ("active", "superseded", "forgotten")
+STATUSES = ("active", "superseded", "forgotten", "done")  # done: a finished task (`gate done`)
 # Order matters: the related appendix lists edges in this order.
 LINK_TYPES = ("supersedes", "fixes", "caused_by", "contradicts", "relates")
 

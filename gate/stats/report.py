@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gate.rules import load_rules
 from gate.session.audit import read_audit
 from gate.stats.agent_search import GATE as AGENT_SEARCH
 from gate.stats.agent_search import agent_search_figures
@@ -13,7 +14,7 @@ from gate.stats.injection import injection_figures
 from gate.stats.select import Selection, select
 from gate.stats.store_size import store_figures
 from gate.stats.subagents import is_subagent_record, subagent_figures
-from gate.stats.usage import usage_figures
+from gate.stats.usage import Restatement, first_deliveries, memory_titles, usage_figures
 from gate.stats.writeback import adoption_figures, writeback_figures
 
 ERROR_MESSAGE_CHARS = 100
@@ -21,6 +22,15 @@ NO_ACTIVITY = "no activity yet: no hook evaluation is in the audit log."
 NO_ACTIVITY_HINT = (
     "check the wiring with `gate doctor` (it runs each hook once); `gate install` wires the hooks into Claude Code"
 )
+
+
+def _restatement(records: list[dict[str, Any]], selection: Selection) -> Restatement | None:
+    """What a reply that restates a delivered memory is compared with: the delivered memories' titles."""
+    delivered = {m for session in first_deliveries(records).values() for m in session}
+    if not delivered:
+        return None
+    rules = load_rules("recall", selection.project_root).get("use", {})
+    return Restatement(memory_titles(delivered, selection.project_root), rules)
 
 
 def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict[str, Any]:
@@ -37,7 +47,7 @@ def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict
         "first": records[0].get("ts") if records else None,
         "last": records[-1].get("ts") if records else None,
         "injection": injection_figures(main),
-        "use": usage_figures(main),
+        "use": usage_figures(main, restatement=_restatement(main, selection)),
         "agent_search": agent_search_figures(main),
         "subagents": subagent_figures(records),
         "writeback": writeback,
@@ -161,7 +171,7 @@ def render_text(report: dict[str, Any]) -> str:
         )
         lines.append(
             f"  then used: {_of(use['used'], use['examined'])} session deliveries — opened {use['opened']} · "
-            f"cited {use['cited']} · acted on {use['acted_on']} ({read})"
+            f"cited {use['cited']} · acted on {use['acted_on']} · restated {use['restated']} ({read})"
         )
         by_gate = use["by_gate"]
         if len(by_gate) > 1:

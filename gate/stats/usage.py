@@ -8,7 +8,9 @@ not seen; such reads are reported as partial).
 Per (session, memory) pair, counting only what the agent did after the memory's first delivery there:
 - opened: `gate show ID` in a Bash call, or a read of the memory's file;
 - cited: the id in the agent's own text;
-- acted on: the id in any other tool call (`gate link`, `--supersedes`, `gate forget`, an edit that names it).
+- acted on: the id in any other tool call (`gate link`, `--supersedes`, `gate forget`, an edit that names it);
+- restated: the agent's own text says what the memory says without naming its id — it holds enough of the
+  memory's title terms (rules/recall.toml [use]): an agent that applies a fact seldom quotes its id.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from gate.stats.select import ids
 
 MAX_SESSIONS = 25
 MAX_TRANSCRIPT_BYTES = 4 * 1024 * 1024
-USES = ("opened", "cited", "acted_on")
+USES = ("opened", "cited", "acted_on", "restated")
 
 _SAFE_SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 _SHOW = re.compile(r"\bgate(?:\.cli|\.exe)?\s+(?:-\S+\s+(?:\S+\s+)?)*show\s+([^;&|\n]*)")
@@ -90,16 +92,47 @@ def _mark(found: dict[str, set[str]], delivered: dict[str, str], memory_id: str,
         found.setdefault(memory_id, set()).add(use)
 
 
-def session_uses(path: Path, delivered: dict[str, str], max_bytes: int = MAX_TRANSCRIPT_BYTES) -> SessionUse:
-    """What the agent did with each delivered memory, read from the session's transcript."""
+class Restatement:
+    """When the agent's text restates a memory: it holds at least min_terms of the memory's title terms, and at
+    least min_share of them (rules/recall.toml [use])."""
+
+    def __init__(self, titles: dict[str, str], rules: dict[str, Any] | None = None) -> None:
+        from gate.textproc import terms
+
+        rules = rules or {}
+        self.min_terms = int(rules.get("restated_min_terms", 3))
+        self.min_share = float(rules.get("restated_min_share", 0.5))
+        self.terms = {memory_id: frozenset(terms(title)) for memory_id, title in titles.items()}
+        self.terms = {m: t for m, t in self.terms.items() if len(t) >= self.min_terms}  # too short to tell
+
+    def restated(self, text: str) -> list[str]:
+        from gate.textproc import terms
+
+        said = frozenset(terms(text))
+        found = []
+        for memory_id, own in self.terms.items():
+            shared = len(own & said)
+            if shared >= self.min_terms and shared >= self.min_share * len(own):
+                found.append(memory_id)
+        return found
+
+
+def session_uses(
+    path: Path, delivered: dict[str, str], max_bytes: int = MAX_TRANSCRIPT_BYTES,
+    restatement: Restatement | None = None,
+) -> SessionUse:
+    """What the agent did with each delivered memory, read from the session's transcript. With `restatement`
+    (the delivered memories' titles), the agent's text that says what a memory says counts too."""
     pattern = _id_pattern(list(delivered))
     raw_pattern = re.compile(pattern.pattern.encode())
     lines, partial = _tail_lines(path, max_bytes)
     found: dict[str, set[str]] = {}
     for line in lines:
-        # Only the agent's own lines naming a delivered id are worth parsing (the injected context sits in
-        # attachment and request lines, which must not count as use).
-        if b'"assistant"' not in line or not raw_pattern.search(line):
+        # Only the agent's own lines naming a delivered id (or, read for restatement, holding text) are worth
+        # parsing (the injected context sits in attachment and request lines, which must not count as use).
+        if b'"assistant"' not in line or not (
+            raw_pattern.search(line) or (restatement is not None and b'"text"' in line)
+        ):
             continue
         try:
             entry = json.loads(line)
@@ -118,6 +151,8 @@ def session_uses(path: Path, delivered: dict[str, str], max_bytes: int = MAX_TRA
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 for match in pattern.finditer(block["text"]):
                     _mark(found, delivered, match.group(0), ts, "cited")
+                for memory_id in restatement.restated(block["text"]) if restatement is not None else ():
+                    _mark(found, delivered, memory_id, ts, "restated")
             elif block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
                 _tool_use(found, delivered, pattern, block, ts)
     return SessionUse(found, partial)
@@ -166,11 +201,31 @@ def _figures(pairs: list[tuple[str, set[str]]]) -> dict[str, Any]:
     }
 
 
+def memory_titles(memory_ids: set[str], project: Path | None) -> dict[str, str]:
+    """The titles of these memories, read from their files in the stores `gate stats` reads (one project's, or
+    every project's): what a restating reply is compared with. A memory whose file is gone is left out."""
+    from gate.memory.files import CorruptMemoryFile, memory_path, read_memory
+    from gate.stats.store_size import _stores
+
+    titles: dict[str, str] = {}
+    for _, directory in _stores(project):
+        for memory_id in sorted(memory_ids - set(titles)):
+            path = memory_path(directory, memory_id)
+            if path.is_file():
+                try:
+                    titles[memory_id] = read_memory(path).title
+                except (CorruptMemoryFile, OSError):
+                    continue
+    return titles
+
+
 def usage_figures(
-    records: list[dict[str, Any]], *, max_sessions: int = MAX_SESSIONS, base: Path | None = None
+    records: list[dict[str, Any]], *, max_sessions: int = MAX_SESSIONS, base: Path | None = None,
+    restatement: Restatement | None = None,
 ) -> dict[str, Any]:
     """Overall and per delivering gate: a directive injected at session start is used by obeying it, which
-    leaves no id to see, so its figure means less than recall's and is kept apart."""
+    leaves no id to see, so its figure means less than recall's and is kept apart. `restatement`: the delivered
+    memories' titles, for a reply that restates one without its id."""
     sessions = first_deliveries(records)
     gates = _gates_of_first_delivery(records)
     # Most recent sessions first: they are the ones whose transcripts still exist and that a user asks about.
@@ -182,7 +237,7 @@ def usage_figures(
         if path is None:
             continue
         try:
-            result = session_uses(path, sessions[session])
+            result = session_uses(path, sessions[session], restatement=restatement)
         except OSError:
             continue
         found_transcripts += 1

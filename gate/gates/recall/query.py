@@ -3,8 +3,8 @@ last turn touched.
 
 A prompt alone is a poor query: "yes", "1", "continue" say nothing, and a follow-up names one detail of a subject
 the reply before it spelled out. So the recall gate searches for the prompt's terms at full weight, the reply's
-at a lower one (the main weight when the prompt has no content of its own), and the touched files' parts at a
-lower one still. Every weight is in rules/recall.toml [query].
+together at a share of the prompt's (its own subject leads; the reply is the query when the prompt has no term
+of its own), and the touched files' parts at a lower weight. Every weight is in rules/recall.toml [query].
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ if TYPE_CHECKING:
 class Activity:
     """The weighted query: term -> weight, strongest first, plus where each weight came from."""
 
-    __slots__ = ("content_free", "prompt_terms", "reply_terms", "touched_terms", "weights")
+    __slots__ = ("content_free", "prompt_terms", "reply_terms", "reply_weight", "touched_terms", "weights")
 
     def __init__(self) -> None:
         self.weights: dict[str, float] = {}
         self.prompt_terms: list[str] = []
         self.reply_terms: list[str] = []
         self.touched_terms: list[str] = []
+        self.reply_weight = 0.0  # each reply term's weight: a share of the prompt's when the prompt has terms
         self.content_free = False
 
     @property
@@ -45,6 +46,7 @@ class Activity:
             "reply": self.reply_terms[:12],
             "touched": self.touched_terms[:8],
             "content_free": self.content_free,
+            "reply_weight": round(self.reply_weight, 3),
         }
 
 
@@ -87,6 +89,13 @@ def build(
     if reply_weight > 0:
         left_out = set(drop) | prompt.weak | prompt.rules_noise
         activity.reply_terms = reply_terms(prompt.reply_terms, left_out, int(number(query_rules, "reply_terms", 16)))
+        if own and activity.reply_terms:
+            # The prompt's own words lead: the reply's terms together weigh at most a share of the prompt's, so
+            # a reply's sixteen terms cannot outvote a prompt's few (the reply fills in, it does not decide).
+            share = number(query_rules, "reply_share_content_free" if activity.content_free else "reply_share", 0)
+            if share > 0:
+                reply_weight = min(reply_weight, share * prompt_weight * len(own) / len(activity.reply_terms))
+        activity.reply_weight = reply_weight if activity.reply_terms else 0.0
         for term in activity.reply_terms:
             activity.add(term, reply_weight)
     touched_weight = number(query_rules, "touched", 0.0)

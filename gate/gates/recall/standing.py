@@ -104,7 +104,7 @@ def at_start(ctx: HookContext, ledger: Ledger, source: Any) -> Outcome:
             items.add(r["id"], lambda r=r: index_line(r, root=ctx.paths.root))
     items.extend(cue_items(ctx, early))
     if tasks:
-        items.add("", messages["tasks"])
+        items.add("", messages["tasks"].format(gate=gate_command()))
         for r in tasks:
             items.add(r["id"], lambda r=r: index_line(r, root=ctx.paths.root))
     items.extend(cue_items(ctx, late))

@@ -6,14 +6,17 @@
   second Stop (stop_hook_active) passes;
 - at a topic shift the turn's first apply_patch is refused once, naming the search; after the agent's
   `gate search` the same patch applies;
-- the session-start index reaches the model.
+- the session-start index reaches the model;
+- Codex's exec policy allows gate's own commands by the rules file gate wrote, and nothing else.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 import shlex
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,3 +170,23 @@ def test_the_session_start_index_reaches_the_model(
     assert directive in first and memory_id in first, first[-3000:]
     starts = [r for r in _audit(gate, run.session_id) if r.get("event") == "SessionStart"]
     assert starts and starts[0]["decision"] != "failed_open" and starts[0].get("agent") == "codex", starts
+
+
+def test_codexs_exec_policy_allows_gates_own_commands_and_nothing_else(
+    codex: Codex, codex_bin: Path, e2e_dirs: E2EDirs
+) -> None:
+    """The allow rules `gate install --agent codex` wrote, as the real CLI's exec policy reads them."""
+    rules = codex.codex_home / "rules" / "memory-gate.rules"
+    script = str(Path(sys.executable).parent / "gate")
+
+    def decision(*command: str) -> str:
+        proc = subprocess.run([str(codex_bin), "execpolicy", "check", "--rules", str(rules), *command],
+                              capture_output=True, text=True, timeout=60, env=codex.env, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stderr
+        return str(json.loads(proc.stdout).get("decision"))
+
+    for sub in ("search", "show", "remember", "verify"):
+        assert decision(script, sub, "x") == "allow"
+        assert decision("gate", sub, "x") == "allow"
+    assert decision(script, "forget", "x") != "allow"
+    assert decision("rm", "-rf", "x") != "allow"

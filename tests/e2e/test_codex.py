@@ -24,7 +24,15 @@ from pathlib import Path
 import pytest
 from claude_harness import E2EDirs, GateCli, filled_remember_command
 from codex_harness import Codex, locate_codex, rollout_items
-from responses_server import JSON, ResponsesServer, Turn, after_output, last_user_contains, request_text
+from responses_server import (
+    JSON,
+    ResponsesServer,
+    Turn,
+    after_output,
+    last_user_contains,
+    messages_of,
+    request_text,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -151,7 +159,8 @@ def test_the_first_apply_patch_of_a_shift_is_refused_until_the_agent_searches(
     records = _audit(gate, run.session_id)
 
     first = responses.bodies()[0]
-    assert RECALL_MARK in request_text(first) and memory_id in request_text(first)
+    developer = "\n".join(messages_of(first, "developer"))  # where Codex puts a hook's additionalContext
+    assert RECALL_MARK in developer and memory_id in developer, developer[-2000:]
     assert REFUSAL_MARK in seen["refusal"]
     tool_calls = [r for r in records if r.get("event") == "PreToolUse"]
     assert [r.get("search_first") for r in tool_calls if r.get("search_first")] == ["refused", "seen"], tool_calls

@@ -224,6 +224,12 @@ def test_doctor_checks_codex_wiring_trust_rules_and_says_the_user_must_approve_t
     hooks.write_text(hooks.read_text().replace(" --agent codex", ""))
     code, out, _ = gate("doctor", "--agent", "codex", "--no-run", "--project", str(project))
     assert code == 1 and "without `--agent codex`" in out
+    # A launcher an older gate wrote drops the agent: named, with the fix.
+    written = launcher.path().read_text()
+    launcher.path().write_text(written.replace(' "$@"', ""))
+    code, out, _ = gate("doctor", "--agent", "codex", "--no-run", "--project", str(project))
+    assert code == 1 and "drops `--agent codex`" in out and "gate install --launcher-only" in out
+    launcher.path().write_text(written)
     # Claude Code's doctor takes Codex's wiring in where gate is wired there.
     code, out, _ = gate("doctor", "--no-run", "--project", str(project))
     assert "without `--agent codex`" in out

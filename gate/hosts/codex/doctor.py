@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 
 from gate.hosts.codex import install as codex
-from gate.install import files, jsonedit, wiring
+from gate.install import files, jsonedit, launcher, wiring
 from gate.install.diagnose.base import Check, Wired
 
 APPROVE = ("start codex in the project and approve gate's hooks once in /hooks (Codex shows a new or changed hook "
@@ -91,6 +91,11 @@ def codex_checks(root: Path, run: bool = True) -> list[Check]:
                             "and its messages may name a `gate` Codex's login shell cannot find",
                             "run `gate install --agent codex` to rewrite the entries"))
     project_file = str(codex.hooks_path("project", root))
+    written = files.read_text(launcher.path())
+    if project_file in sources and written is not None and '"$@"' not in written:
+        checks.append(Check("codex", "fail", f"this machine's hook launcher {launcher.path()} was written by an "
+                            "older gate: it drops `--agent codex`, so the project's Codex hooks answer as for "
+                            "Claude Code", "rewrite it: gate install --launcher-only"))
     if project_file in sources:
         trusted = _trusted(root)
         if trusted is False:

@@ -233,3 +233,34 @@ def test_doctor_checks_codex_wiring_trust_rules_and_says_the_user_must_approve_t
     # Claude Code's doctor takes Codex's wiring in where gate is wired there.
     code, out, _ = gate("doctor", "--no-run", "--project", str(project))
     assert "without `--agent codex`" in out
+
+
+# --- the hot path -----------------------------------------------------------------------------------------------
+
+MODULES = """
+import sys
+sys.argv[1:] = AGENT
+from gate.hook import main
+main()
+sys.stdout.write("\\n" + " ".join(sorted(sys.modules)))
+"""
+
+
+def _modules(event: dict[str, Any], agent: list[str]) -> set[str]:
+    *switches, entry = launcher.hook_argv(sys.executable)
+    code = entry.removesuffix("from gate.hook import entry; entry()") + "\n" + MODULES.replace("AGENT", repr(agent))
+    proc = subprocess.run([*switches, code], input=json.dumps(event).encode(), capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    return set(proc.stdout.decode().rsplit("\n", 1)[-1].split())
+
+
+def test_the_hook_imports_only_the_host_it_runs_for(project: Path) -> None:
+    event = codex_event(project, "PreToolUse", tool_name="apply_patch", tool_input={"command": PATCH},
+                        tool_use_id="call_3")
+    _modules(event, ["--agent", "codex"])  # the first hook of a project builds what the next ones only read
+    codex = _modules(event, ["--agent", "codex"])
+    assert "gate.hosts.codex.hook_io" in codex
+    assert not codex & {"gate.hosts.codex.install", "gate.hosts.codex.doctor", "gate.hosts.codex.rollout",
+                        "gate.install", "json", "shlex"}, sorted(codex)
+    claude = _modules({**event, "tool_name": "Read", "tool_input": {"file_path": "a.py"}}, [])
+    assert not {m for m in claude if m.startswith("gate.hosts")}, sorted(claude)

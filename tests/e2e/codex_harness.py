@@ -73,10 +73,14 @@ class Codex:
         self.path = path
         self.codex_home = home / ".codex"
         self.codex_home.mkdir(parents=True, exist_ok=True)
+        self.configure()
+
+    def configure(self, top_level: str = "") -> None:
+        """config.toml: the scripted provider, and `top_level` settings (e.g. model_auto_compact_token_limit)."""
         (self.codex_home / "config.toml").write_text(
-            f'model = "{MODEL}"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\nname = "scripted"\n'
-            f'base_url = "{server.base_url}"\nwire_api = "responses"\nrequest_max_retries = 0\n'
-            "stream_max_retries = 0\n",
+            f'model = "{MODEL}"\nmodel_provider = "scripted"\n{top_level}\n[model_providers.scripted]\n'
+            f'name = "scripted"\nbase_url = "{self.server.base_url}"\nwire_api = "responses"\n'
+            "request_max_retries = 0\nstream_max_retries = 0\n",
             encoding="utf-8",
         )
 

@@ -140,6 +140,8 @@ class Logged:
 class ResponsesServer:
     def __init__(self, default: ReplySource | None = None) -> None:
         self.default: ReplySource = default or Turn.text("OK.")
+        # The input tokens each response reports: past the CLI's auto-compact limit, it compacts the context.
+        self.input_tokens = 10
         self.rules: list[Rule] = []
         self.log: list[Logged] = []
         self._lock = threading.Lock()
@@ -256,9 +258,10 @@ class _Handler(BaseHTTPRequestHandler):
         events += [{"type": "response.output_item.done", "output_index": i, "item": item}
                    for i, item in enumerate(items)]
         events.append({"type": "response.completed", "response": {
-            "id": response_id, "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+            "id": response_id, "usage": {"input_tokens": self.server_ref.input_tokens,
+                                         "input_tokens_details": {"cached_tokens": 0},
                                          "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
-                                         "total_tokens": 15}}})
+                                         "total_tokens": self.server_ref.input_tokens + 5}}})
         payload = b"".join(_sse(event) for event in events)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")

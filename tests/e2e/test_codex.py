@@ -199,3 +199,22 @@ def test_codexs_exec_policy_allows_gates_own_commands_and_nothing_else(
         assert decision("gate", sub, "x") == "allow"
     assert decision(script, "forget", "x") != "allow"
     assert decision("rm", "-rf", "x") != "allow"
+
+
+def test_after_a_compaction_the_standing_memories_come_back(
+    codex: Codex, responses: ResponsesServer, gate: GateCli
+) -> None:
+    """Codex compacts the context when a response reports more input tokens than its limit, then fires
+    SessionStart with source "compact": the session-start gate delivers the standing memories again."""
+    directive = "Always run the ledger tests with --strict before a commit"
+    memory_id = gate.remember(directive, "--kind", "directive")
+    codex.configure("model_auto_compact_token_limit = 1000")
+    responses.input_tokens = 5000
+    responses.when(last_user_contains("Check the ledger"), _shell("ls"), times=1)
+    run = codex.exec("Check the ledger module, please.")
+    starts = [r for r in _audit(gate, run.session_id) if r.get("event") == "SessionStart"]
+    assert [r.get("source") for r in starts] == ["startup", "compact"], starts
+    assert memory_id in str(starts[1].get("delivered")), starts[1]
+    # The request after the compaction shows the directive again, as a developer message.
+    after = responses.bodies()[-1]
+    assert directive in "\n".join(messages_of(after, "developer")), request_text(after)[-3000:]

@@ -15,7 +15,7 @@ from gate.install import commands, files, launcher, permissions, wiring
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "install",
-        help="wire gate's hooks into Claude Code settings",
+        help="wire gate's hooks into Claude Code settings (or the Codex CLI's hooks.json: --agent codex)",
         description=(
             "Merge gate's hook entries into .claude/settings.json (project, the default), "
             ".claude/settings.local.json (local) or ~/.claude/settings.json (user). Every other key and hook "
@@ -26,7 +26,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "It also adds permissions.allow rules that let the agent run gate search, show, remember and verify "
             "without an approval prompt (nothing else: a command chained to one of them still asks). Project scope "
             "writes them as `gate`; when gate is not on PATH, so that its messages name it by absolute path, that "
-            "spelling's rules go into .claude/settings.local.json (this machine's) too."
+            "spelling's rules go into .claude/settings.local.json (this machine's) too. "
+            "--agent codex wires the Codex CLI instead: .codex/hooks.json (project) or ~/.codex/hooks.json (user), "
+            "and the allow rules in ~/.codex/rules/memory-gate.rules (docs/install-codex.md)."
         ),
     )
     parser.add_argument(

@@ -19,7 +19,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "added for its own commands (Bash(gate search *) and the like). Everything else stays byte for byte; "
             "the previous file is backed up under gate's state directory. Memories are not touched. In project scope, "
             "also the allow rules a project-scope install put in .claude/settings.local.json for gate's absolute "
-            "spelling (where that file wires no gate hooks of its own)."
+            "spelling (where that file wires no gate hooks of its own). --agent codex: gate's entries in the Codex "
+            "CLI's hooks.json, and at user scope its rules file ~/.codex/rules/memory-gate.rules."
         ),
     )
     parser.add_argument(

@@ -6,7 +6,8 @@
   second Stop (stop_hook_active) passes;
 - at a topic shift the turn's first apply_patch is refused once, naming the search; after the agent's
   `gate search` the same patch applies;
-- the session-start index reaches the model;
+- the session-start index reaches the model, and again after a compaction;
+- a memory stored in a Codex session is recalled in a Claude Code session of the same project;
 - Codex's exec policy allows gate's own commands by the rules file gate wrote, and nothing else.
 """
 
@@ -22,8 +23,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from claude_harness import E2EDirs, GateCli, filled_remember_command
+from claude_harness import Claude, E2EDirs, GateCli, filled_remember_command
 from codex_harness import Codex, locate_codex, rollout_items
+from model_server import ModelServer, Reply
+from model_server import last_user_contains as claude_user_contains
+from model_server import tail_text as claude_tail_text
 from responses_server import (
     JSON,
     ResponsesServer,
@@ -89,9 +93,9 @@ CAUSE = "The cause was ROUND_UP in ledger_total(); I switched it to ROUND_HALF_E
 TITLE = "Ledger totals round half to even: ROUND_UP in ledger_total() was a cent off"
 
 
-def test_a_fix_turn_is_blocked_at_stop_and_the_remember_it_names_runs_in_codex(
-    codex: Codex, responses: ResponsesServer, gate: GateCli, e2e_dirs: E2EDirs
-) -> None:
+def _fix_turn(codex: Codex, responses: ResponsesServer, e2e_dirs: E2EDirs) -> tuple[str, dict[str, str]]:
+    """A Codex turn that fixes the ledger, confirms it with a test run, and answers the MEMORY CHECK by running
+    the `gate remember` it names: the session id, and what the agent was shown and ran."""
     (e2e_dirs.project / "ledger.py").write_text("ROUNDING = 'ROUND_UP'\n")
     shown: dict[str, str] = {}
 
@@ -110,8 +114,13 @@ def test_a_fix_turn_is_blocked_at_stop_and_the_remember_it_names_runs_in_codex(
     responses.when(last_user_contains(CHECK_MARK), remember, times=1)
     responses.when(after_output(""), Turn.text("Stored the fix as a memory."), times=1)
 
-    run = codex.exec(FIX)
-    session = run.session_id
+    return codex.exec(FIX).session_id, shown
+
+
+def test_a_fix_turn_is_blocked_at_stop_and_the_remember_it_names_runs_in_codex(
+    codex: Codex, responses: ResponsesServer, gate: GateCli, e2e_dirs: E2EDirs
+) -> None:
+    session, shown = _fix_turn(codex, responses, e2e_dirs)
 
     assert "ROUND_HALF_EVEN" in (e2e_dirs.project / "ledger.py").read_text()
     stops = [r for r in _audit(gate, session) if r.get("event") == "Stop"]
@@ -218,3 +227,19 @@ def test_after_a_compaction_the_standing_memories_come_back(
     # The request after the compaction shows the directive again, as a developer message.
     after = responses.bodies()[-1]
     assert directive in "\n".join(messages_of(after, "developer")), request_text(after)[-3000:]
+
+
+def test_a_memory_stored_in_a_codex_session_is_recalled_in_a_claude_code_session(
+    codex: Codex, responses: ResponsesServer, gate: GateCli, e2e_dirs: E2EDirs, claude: Claude,
+    model_server: ModelServer,
+) -> None:
+    """One store for both agents: the fix a Codex session stored comes back at a Claude Code prompt on it."""
+    _fix_turn(codex, responses, e2e_dirs)
+    gate.run("install", "--project", str(e2e_dirs.project))  # Claude Code wired too, in the same project
+    question = "Why were the ledger totals a cent off last time?"
+    model_server.when(claude_user_contains(question), Reply.text("ledger_total() rounded up."), times=1)
+    run = claude.run(question)
+    context = claude_tail_text(run.main_requests[0])
+    assert TITLE in context, context[-3000:]
+    prompts = [r for r in _audit(gate, run.session_id) if r.get("event") == "UserPromptSubmit"]
+    assert prompts and "agent" not in prompts[0], prompts  # the Claude Code hook, not Codex's

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Set up memory-gate from this checkout and wire it into a project.
 #
-#   ./install.sh [PROJECT_DIR] [--scope project|local|user] [--no-wire]
+#   ./install.sh [PROJECT_DIR] [--scope project|local|user] [--agent claude-code|codex] [--no-wire]
 #
 # 1. creates .venv here (python3 >= 3.11; $PYTHON picks a specific one, $GATE_VENV another place) and installs
 #    gate into it with the dev extras (`pip install -e '.[dev]'`), so the tests run from the same environment
 #    (skipped when .venv already holds gate from this checkout and pyproject.toml has not changed since);
 # 2. puts `gate` on PATH: a symlink in ~/.local/bin when that directory is on PATH, else it prints exactly how;
 #    writes this machine's hook launcher (~/.local/share/memory-gate/hook), which committed project settings run;
-# 3. wires the hooks into PROJECT_DIR (default: the current directory) with `gate install --scope SCOPE`
-#    (default scope: project) — skipped with --no-wire or GATE_INSTALL_NO_WIRE=1, and when the project would
-#    be this checkout or, without PROJECT_DIR, the home directory (whose .claude/settings.json is the user
-#    settings): then it sets gate up and says how to wire a project;
+# 3. wires the hooks into PROJECT_DIR (default: the current directory) with `gate install --scope SCOPE --agent
+#    AGENT` (default: project scope, Claude Code; codex: the Codex CLI, scope project or user) — skipped with
+#    --no-wire or GATE_INSTALL_NO_WIRE=1, and when the project would be this checkout or, without PROJECT_DIR,
+#    the home directory (whose .claude/settings.json is the user settings): then it sets gate up and says how;
 # 4. runs `gate doctor` on that project and exits non-zero if it finds something broken.
 #
 # Safe to run again: it reuses a working .venv, `gate install` changes nothing when already wired, and an
@@ -24,6 +24,7 @@ project="$PWD"
 project_given="no"
 wire_skipped=""
 scope="project"
+agent="claude-code"
 wire="yes"
 case "${GATE_INSTALL_NO_WIRE:-}" in 1 | true | yes | on) wire="no" ;; esac
 step="setting gate up"
@@ -48,6 +49,12 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     --scope=*) scope="${1#--scope=}" ;;
+    --agent)
+        [ $# -ge 2 ] || die "--agent needs a value" "claude-code or codex"
+        agent="$2"
+        shift
+        ;;
+    --agent=*) agent="${1#--agent=}" ;;
     -*) die "unknown option $1" "./install.sh --help" ;;
     *)
         project="$1"
@@ -57,6 +64,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 case "$scope" in project | local | user) ;; *) die "unknown scope '$scope'" "project, local or user" ;; esac
+case "$agent" in claude-code | codex) ;; *) die "unknown agent '$agent'" "claude-code or codex" ;; esac
+[ "$agent:$scope" != codex:local ] || die "Codex has no local scope" "--scope project or --scope user"
 if [ "$wire" = yes ]; then
     [ -d "$project" ] || die "no such project directory: $project" \
         "name your project's directory, e.g. ./install.sh ~/code/my-project (with no directory, install.sh sets gate up and wires nothing)"
@@ -194,11 +203,11 @@ else
     say "wiring the hooks into $project ($scope scope)"
 fi
 step="wiring the hooks"
-"$gate" install --project "$project" --scope "$scope"
+"$gate" install --project "$project" --scope "$scope" --agent "$agent"
 say "checking with gate doctor"
 step="checking with gate doctor (the hooks are wired)"
 status=0
-"$gate" doctor --project "$project" || status=$?
+"$gate" doctor --project "$project" --agent "$agent" || status=$?
 if [ "$status" = 0 ]; then
     say "done: gate is wired into $project"
     say "see what it does, on a recorded sample session: $gate demo"

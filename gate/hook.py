@@ -1,5 +1,10 @@
-"""Front door 1 (hot path): `python -m gate.hook` — read one Claude Code hook event on stdin, let its gate
+"""Front door 1 (hot path): `python -m gate.hook [--agent codex]` — read one hook event on stdin, let its gate
 decide, print one JSON object or nothing, and audit the evaluation.
+
+The gates read events in Claude Code's spelling and answer in it. The agent the hook serves is named by the
+command `gate install` wires (`--agent codex`; none: Claude Code); for another agent than Claude Code its host
+module (gate/hosts/<agent>/hook_io.py, imported only then) reads the event into those terms and writes the
+answer in that agent's exact schema.
 
 Standard library and tantivy only, imported per event. It fails open: any error ends with exit 0, no
 stdout, and one line in the error log. It never blocks a user prompt and never blocks compaction — the
@@ -48,6 +53,31 @@ ALLOWED_OUTPUT: dict[str, Callable[[dict[str, Any]], bool]] = {
 }
 
 
+# The agents besides Claude Code, and the host module that reads and writes their hook I/O.
+HOSTS: dict[str, str] = {"codex": "gate.hosts.codex.hook_io"}
+
+
+def agent_of(argv: list[str]) -> str | None:
+    """The agent named on the hook's command line (`--agent NAME`), None for Claude Code; raises for one gate
+    does not serve (a wrong command must not answer in the wrong schema)."""
+    if "--agent" not in argv:
+        return None
+    at = argv.index("--agent")
+    name = argv[at + 1] if at + 1 < len(argv) else ""
+    if name == "claude-code":
+        return None
+    if name not in HOSTS:
+        raise ValueError(f"gate's hook serves no agent {name!r}")
+    return name
+
+
+def _host(agent: str | None) -> Any:
+    if agent is None:
+        return None
+    __import__(HOSTS[agent])
+    return sys.modules[HOSTS[agent]]
+
+
 # The one gate that may refuse a tool call, and the one answer it may give (gate/gates/recall/search_first.py).
 REFUSING_GATES: dict[str, str] = {"PreToolUse": "agent_search"}
 
@@ -91,8 +121,9 @@ def decide(ctx: HookContext, ledger: Ledger) -> Outcome:
     return outcome
 
 
-def run(event: Any, started: float) -> str | None:
-    """Evaluate one parsed event; return the text for stdout (or None). Raises on any failure."""
+def run(event: Any, started: float, agent: str | None = None) -> str | None:
+    """Evaluate one parsed event (from `agent`; None: Claude Code); return the text for stdout (or None).
+    Raises on any failure."""
     from gate.gates.base import HookContext
     from gate.paths import ProjectPaths
     from gate.session.audit import write_audit
@@ -106,6 +137,9 @@ def run(event: Any, started: float) -> str | None:
         raise ValueError("the event has no hook_event_name")
     if event_name not in HANDLERS:
         return None
+    host = _host(agent)
+    if host is not None:
+        event = host.read_event(event)
     session_id = event.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         session_id = os.environ.get("CLAUDE_CODE_SESSION_ID") or "no-session"
@@ -125,6 +159,8 @@ def run(event: Any, started: float) -> str | None:
         outcome = decide(ctx, ledger)
     ctx.finish()
     output = outcome.output
+    if host is not None:
+        output = host.write_verdict(event_name, output)
     # ASCII JSON (non-ASCII as \u escapes): writable whatever the locale's stdout encoding, and a lone
     # surrogate read from a transcript cannot make the write fail after the gate has decided.
     text = json.dumps(output) if output is not None else None
@@ -144,6 +180,8 @@ def run(event: Any, started: float) -> str | None:
         }
         transcript = event.get("transcript_path")
         record["transcript"] = transcript[:500] if isinstance(transcript, str) else ""  # for stats: use
+        if agent is not None:
+            record["agent"] = agent
         if os.environ.get("GATE_DOCTOR"):
             record["synthetic"] = True
         record.update(outcome.extra)
@@ -166,6 +204,7 @@ def main() -> int:
     session = ""
     cwd = ""
     try:
+        agent = agent_of(sys.argv[1:])
         raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
         if len(raw) > MAX_STDIN_BYTES:
             raise ValueError("the event is larger than gate reads")
@@ -184,7 +223,7 @@ def main() -> int:
                 session = event["session_id"][:200]
             if isinstance(event.get("cwd"), str):
                 cwd = event["cwd"][:1000]
-        text = run(event, started)
+        text = run(event, started, agent)
     except BaseException as error:  # fail open: whatever happened, the session goes on
         _fail_open(event_name, session, cwd, error, started)
         return 0

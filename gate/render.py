@@ -140,17 +140,27 @@ def _which(name: str) -> str | None:
     return None
 
 
-def gate_command(python: str | None = None) -> str:
-    """How the agent's Bash tool can run gate: plain `gate` if that resolves to this installation (the one beside
-    `python`, by default the running interpreter: a hook's messages are rendered by the hook's own)."""
+# Set by a host whose agent runs its commands in a shell whose PATH need not be the hook's (Codex runs them
+# through a login shell, `bash -lc`, which may reset PATH): then gate is named by its absolute path.
+ABSOLUTE = False
+
+
+def gate_command(python: str | None = None, absolute: bool | None = None) -> str:
+    """How the agent's shell can run gate: plain `gate` if that resolves to this installation (the one beside
+    `python`, by default the running interpreter: a hook's messages are rendered by the hook's own), unless
+    `absolute` (default: ABSOLUTE) asks for the installation's own path whatever PATH holds."""
     python = python or sys.executable
+    absolute = ABSOLUTE if absolute is None else absolute
     script = os.path.join(os.path.dirname(python), "gate")
-    found = _which("gate")
     if os.path.exists(script):
-        if found and os.path.realpath(found) == os.path.realpath(script):
-            return "gate"
+        if not absolute:
+            found = _which("gate")
+            if found and os.path.realpath(found) == os.path.realpath(script):
+                return "gate"
         return _shell_quote(script)
-    return "gate" if found else f"{_shell_quote(python)} -m gate.cli"
+    if absolute:
+        return f"{_shell_quote(python)} -m gate.cli"
+    return "gate" if _which("gate") else f"{_shell_quote(python)} -m gate.cli"
 
 
 def _shell_quote(word: str) -> str:

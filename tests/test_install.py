@@ -1155,6 +1155,23 @@ def test_install_sh_wires_the_project_it_is_run_in(tmp_path: Path, project: Path
     assert "all good" in proc.stdout  # its gate doctor: a fresh install is clean
 
 
+def test_install_sh_agent_codex_wires_the_projects_codex_hooks_and_nothing_of_claude_code(
+    tmp_path: Path, project: Path
+) -> None:
+    home = tmp_path / "newcomer"
+    home.mkdir()
+    proc = _install_sh(str(project), "--agent", "codex", cwd=tmp_path, home=home)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    hooks = json.loads((project / ".codex" / "hooks.json").read_text())
+    assert all("--agent codex" in e.command for e in wiring.find_gate_entries(hooks))
+    assert len(wiring.find_gate_entries(hooks)) == 5
+    assert not settings_file(project).exists()
+    assert (home / ".codex" / "rules" / "memory-gate.rules").is_file()
+    assert "Codex runs gate's hooks only after you have reviewed them once" in proc.stdout
+    refused = _install_sh(str(project), "--agent", "codex", "--scope", "local", cwd=tmp_path, home=home)
+    assert refused.returncode == 1 and "Codex has no local scope" in refused.stderr
+
+
 def test_install_sh_in_the_home_directory_wires_no_project(tmp_path: Path) -> None:
     """Run from the home directory with no argument, install.sh wired ~/.claude/settings.json, the user settings
     every project reads, and called it project scope. It sets gate up and wires nothing; `gate install` refuses

@@ -25,6 +25,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--project", metavar="DIR", help="the project (default: the project of the cwd)")
+    parser.add_argument(
+        "--agent", choices=("claude-code", "codex"), default="claude-code",
+        help="the coding agent whose wiring to check (default: claude-code, plus Codex's where gate is wired there)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--no-run", action="store_true", help="do not run the hooks (wiring and health only)")
     parser.add_argument(
@@ -42,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         stamp = diagnose.clear_errors(root)
         if not args.json:
             print(f"gate doctor: hook failures up to {stamp} acknowledged; only newer ones are counted")
-    checks = diagnose.diagnose(root, run=not args.no_run)
+    checks = diagnose.diagnose(root, run=not args.no_run, agent=args.agent)
     broken = any(check.status == "fail" for check in checks)
     if args.json:
         print(json.dumps({"ok": not broken, "project": str(root), "checks": diagnose.as_json(checks)}, indent=2))

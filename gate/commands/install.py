@@ -8,13 +8,14 @@ import shlex
 import sys
 
 from gate import render
+from gate.errors import GateError
 from gate.install import commands, files, launcher, permissions, wiring
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "install",
-        help="wire gate's hooks into Claude Code settings",
+        help="wire gate's hooks into Claude Code settings (or the Codex CLI's hooks.json: --agent codex)",
         description=(
             "Merge gate's hook entries into .claude/settings.json (project, the default), "
             ".claude/settings.local.json (local) or ~/.claude/settings.json (user). Every other key and hook "
@@ -25,11 +26,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "It also adds permissions.allow rules that let the agent run gate search, show, remember and verify "
             "without an approval prompt (nothing else: a command chained to one of them still asks). Project scope "
             "writes them as `gate`; when gate is not on PATH, so that its messages name it by absolute path, that "
-            "spelling's rules go into .claude/settings.local.json (this machine's) too."
+            "spelling's rules go into .claude/settings.local.json (this machine's) too. "
+            "--agent codex wires the Codex CLI instead: .codex/hooks.json (project) or ~/.codex/hooks.json (user), "
+            "and the allow rules in ~/.codex/rules/memory-gate.rules (docs/install-codex.md)."
         ),
     )
     parser.add_argument(
-        "--scope", choices=files.SCOPES, default="project", help="which settings file (default: project)"
+        "--agent", choices=AGENTS, default="claude-code",
+        help="the coding agent to wire (default: claude-code; codex: the Codex CLI, its .codex/hooks.json)",
+    )
+    parser.add_argument(
+        "--scope", choices=files.SCOPES, default="project",
+        help="which settings file (default: project; Codex: project or user)",
     )
     parser.add_argument("--project", metavar="DIR", help="the project (default: the project of the cwd)")
     parser.add_argument("--dry-run", action="store_true", help="print the diff that would be applied; write nothing")
@@ -52,9 +60,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+AGENTS = ("claude-code", "codex")
+
+
 def run(args: argparse.Namespace) -> int:
     python = args.python or wiring.default_python()
     commands.check_interpreter(python)
+    if args.agent == "codex" and not args.launcher_only:
+        return _install_codex(args, python)
     if args.launcher_only:
         _write_launcher(python, args.dry_run)
         return 0
@@ -140,3 +153,34 @@ def _write_launcher(python: str, dry_run: bool, quiet_if_unchanged: bool = False
     else:
         launcher.write(python)
         print(f"wrote this machine's hook launcher {path}: it runs {python}")
+
+
+def _install_codex(args: argparse.Namespace, python: str) -> int:
+    """`gate install --agent codex`: .codex/hooks.json (project) or ~/.codex/hooks.json (user), and the allow rules
+    for gate's commands in ~/.codex/rules/ (gate/hosts/codex/install.py)."""
+    from gate.hosts.codex import install as codex
+
+    if args.permissions_only:
+        raise GateError("--permissions-only is for Claude Code's plugin", "gate install --agent codex wires both")
+    root = commands.resolve_project(args.project)
+    plans = codex.plan_install(args.scope, root, python)
+    if args.dry_run:
+        for plan in plans:
+            sys.stdout.write(plan.diff() if plan.changes else f"nothing to change in {plan.path}\n")
+        if args.scope == "project":
+            _write_launcher(python, dry_run=True)
+        return 0
+    hooks, rules = plans
+    if commands.apply(hooks).changed:
+        print(f"wired {', '.join(codex.EVENT_NAMES)} into {hooks.path} (Codex, {args.scope} scope)")
+    else:
+        print(f"gate is already wired in {hooks.path}; nothing changed")
+    if commands.apply(rules).changed:
+        print(f"allowed gate's commands ({', '.join(permissions.SUBCOMMANDS)}) in Codex: {rules.path}")
+    if args.scope == "project":
+        _write_launcher(python, dry_run=False, quiet_if_unchanged=True)
+    print("Codex runs a new or changed hook only once you have reviewed it: start codex in the project and "
+          "approve gate's hooks in /hooks (once; a project's hooks also need the project trusted)", file=sys.stderr)
+    print(f"check it with: {render.gate_command(python, absolute=True)} doctor --agent codex --project "
+          f"{shlex.quote(str(root))}", file=sys.stderr)
+    return 0

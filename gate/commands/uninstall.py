@@ -19,7 +19,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "added for its own commands (Bash(gate search *) and the like). Everything else stays byte for byte; "
             "the previous file is backed up under gate's state directory. Memories are not touched. In project scope, "
             "also the allow rules a project-scope install put in .claude/settings.local.json for gate's absolute "
-            "spelling (where that file wires no gate hooks of its own)."
+            "spelling (where that file wires no gate hooks of its own). --agent codex: gate's entries in the Codex "
+            "CLI's hooks.json, and at user scope its rules file ~/.codex/rules/memory-gate.rules."
         ),
     )
     parser.add_argument(
@@ -30,15 +31,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--project", metavar="DIR", help="the project (default: the project of the cwd)")
     parser.add_argument("--dry-run", action="store_true", help="print the diff that would be applied; write nothing")
+    parser.add_argument(
+        "--agent", choices=("claude-code", "codex"), default="claude-code",
+        help="the coding agent (default: claude-code; codex: .codex/hooks.json, and at user scope gate's rules file)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     root = commands.resolve_project(args.project)
-    scopes = files.SCOPES if args.scope == "all" else (args.scope,)
-    # Plan every scope first: an invalid file anywhere refuses the whole command before anything is written.
-    plans = [commands.plan_uninstall(scope, root) for scope in scopes]
-    if scopes == ("project",) and (machine := commands.plan_uninstall_machine_rules(root)) is not None:
+    if args.agent == "codex":
+        from gate.hosts.codex import install as codex
+
+        if args.scope == "local":
+            from gate.errors import GateError
+
+            raise GateError("Codex has no local scope", "use --scope project, user or all")
+        scopes = codex.SCOPES if args.scope == "all" else (args.scope,)
+        plans = [plan for scope in scopes for plan in codex.plan_uninstall(scope, root)]
+    else:
+        scopes = files.SCOPES if args.scope == "all" else (args.scope,)
+        # Plan every scope first: an invalid file anywhere refuses the whole command before anything is written.
+        plans = [commands.plan_uninstall(scope, root) for scope in scopes]
+    if args.agent != "codex" and scopes == ("project",) \
+            and (machine := commands.plan_uninstall_machine_rules(root)) is not None:
         plans.append(machine)  # the local allow rules a project-scope install added for gate's absolute spelling
     for plan in plans:
         if not plan.changes:

@@ -100,7 +100,7 @@ def text(python: str) -> str:
         "# any one machine. Rewritten by every `gate install`; safe to delete (`gate install` puts it back).\n"
         f"{_PYTHON_LINE}{shlex.quote(python)}\n"
         'if [ -x "$python" ]; then\n'
-        f'    exec "$python" {switches}\n'
+        f'    exec "$python" {switches} "$@"\n'  # "$@": the agent it serves (`--agent codex`)
         "fi\n"
         "cat >/dev/null 2>&1  # drain the event: Claude Code writes it whether or not we read it\n"
         "echo \"memory-gate: $python does not exist (gate's environment was moved or deleted), so the hooks do"

@@ -118,10 +118,11 @@ def interpreter_of(command: str) -> str | None:
     return words[0] if words else None
 
 
-def desired_groups(command: str) -> dict[str, dict[str, Any]]:
-    """Gate's matcher group for each event, in the order Claude Code's docs list the keys."""
+def desired_groups(command: str, events: tuple[EventSpec, ...] = EVENTS) -> dict[str, dict[str, Any]]:
+    """Gate's matcher group for each event, in the order Claude Code's docs list the keys (`events`: another
+    agent's, e.g. gate/hosts/codex/install.py)."""
     groups: dict[str, dict[str, Any]] = {}
-    for spec in EVENTS:
+    for spec in events:
         group: dict[str, Any] = {}
         if spec.matcher is not None:
             group["matcher"] = spec.matcher
@@ -163,9 +164,9 @@ def find_gate_entries(data: Any) -> list[GateEntry]:
     return found
 
 
-def is_installed_exactly(data: Any, command: str) -> bool:
+def is_installed_exactly(data: Any, command: str, events: tuple[EventSpec, ...] = EVENTS) -> bool:
     """True when the document holds gate's desired groups and no other gate entry."""
-    desired = desired_groups(command)
+    desired = desired_groups(command, events)
     entries = find_gate_entries(data)
     if len(entries) != len(desired):
         return False
@@ -237,7 +238,7 @@ def unmerge(text: str) -> str:
     return doc.full_text()
 
 
-def _check_shape(data: Any) -> None:
+def _check_shape(data: Any, events: tuple[EventSpec, ...] = EVENTS) -> None:
     if not isinstance(data, dict):
         raise SettingsShapeError("the top level is not a JSON object")
     hooks = data.get("hooks")
@@ -245,27 +246,27 @@ def _check_shape(data: Any) -> None:
         return
     if not isinstance(hooks, dict):
         raise SettingsShapeError('"hooks" is not an object')
-    for spec in EVENTS:
+    for spec in events:
         groups = hooks.get(spec.event)
         if groups is not None and not isinstance(groups, list):
             raise SettingsShapeError(f'"hooks.{spec.event}" is not a list')
 
 
-def merge(text: str | None, command: str) -> str:
+def merge(text: str | None, command: str, events: tuple[EventSpec, ...] = EVENTS) -> str:
     """The text with gate's groups wired in: unchanged when they already are, else old entries replaced."""
     if text is None or not text.strip():
-        fresh = {"hooks": {event: [group] for event, group in desired_groups(command).items()}}
+        fresh = {"hooks": {event: [group] for event, group in desired_groups(command, events).items()}}
         return jsonedit.render(fresh, "", "  ", True) + "\n"
     doc = Document.from_text(text)
     data = doc.data()
-    _check_shape(data)
-    if is_installed_exactly(data, command):
+    _check_shape(data, events)
+    if is_installed_exactly(data, command, events):
         return text
     while _remove_one_gate_entry(doc):
         pass
     root = doc.root()
     unit = jsonedit.detect_indent_unit(doc.text, root)
-    for event, group in desired_groups(command).items():
+    for event, group in desired_groups(command, events).items():
         root = doc.root()
         hooks_node = root.member("hooks")
         if hooks_node is None:

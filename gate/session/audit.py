@@ -36,6 +36,7 @@ _STRUCTURAL = frozenset({
     "dropped", "chars", "latency_ms", "id", "from", "edge", "disposition", "score", "error", "source",
     "agent_id", "agent_type", "spawned_by", "tool_use_id", "agent_transcript",  # which subagent a record is for
     "opened",  # the memory ids an agent opened itself
+    "agent",  # which agent the hook served (gate/hosts/)
 })
 
 

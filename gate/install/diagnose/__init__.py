@@ -30,7 +30,10 @@ from gate.install.diagnose.supersession import supersession_cycles
 __all__ = ["Check", "as_json", "clear_errors", "diagnose"]
 
 
-def diagnose(root: Path, run: bool = True) -> list[Check]:
+def diagnose(root: Path, run: bool = True, agent: str = "claude-code") -> list[Check]:
+    """Every check for the agent; Claude Code's also take in Codex's wiring where gate's entries are found there."""
+    if agent == "codex":
+        return _codex(root, run)
     settings = Settings.read(root)
     wired_settings, checks = settings_wiring(settings)
     wired_plugin, plugin_checks = plugin_wiring(settings, root)
@@ -48,6 +51,23 @@ def diagnose(root: Path, run: bool = True) -> list[Check]:
     checks += permission_rules(settings, root)
     checks += competitors(settings, root)
     checks += path_info()
+    from gate.hosts.codex.doctor import codex_checks, wired_hooks
+
+    if wired_hooks(root)[0]:
+        checks += codex_checks(root, run)
+    return checks
+
+
+def _codex(root: Path, run: bool) -> list[Check]:
+    """The Codex CLI's checks (gate/hosts/codex/doctor.py), then those that do not depend on the agent."""
+    from gate.hosts.codex.doctor import codex_checks
+
+    checks = mute_state(root) + recent_failures(root)
+    checks += codex_checks(root, run)
+    checks += store_health(root)
+    checks += supersession_cycles(root)
+    checks += config_health(root)
+    checks += rules_health(root)
     return checks
 
 

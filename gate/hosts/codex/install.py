@@ -1,0 +1,146 @@
+"""Wiring gate into the Codex CLI (cold path): `gate install --agent codex` and `gate uninstall --agent codex`.
+
+Codex 0.171 reads hooks from `hooks.json` in each config folder: the user's (`$CODEX_HOME`, default `~/.codex`)
+and a trusted project's `.codex/`. The file is shaped as Claude Code's settings hooks are
+(`{"hooks": {"EVENT": [{"matcher": …, "hooks": [{"type": "command", "command": …, "timeout": …}]}]}}`); Codex
+runs each command with `$SHELL -lc` and asks the user to review every new or changed hook once (in the TUI:
+/hooks) before it runs. gate's entries carry the same marker as in Claude Code's settings
+(gate/install/wiring.py), so uninstall removes exactly them.
+
+Allow rules: Codex's exec policy reads `rules/*.rules` in the same config folders (Starlark `prefix_rule()`s).
+gate's messages name gate by absolute path for Codex (gate/hosts/codex/hook_io.py: its shell is a login shell
+whose PATH may not hold gate), so the rules name this machine's paths: they live in the user's config folder,
+in a file of gate's own (`memory-gate.rules`), whatever the scope of the hooks.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from gate.errors import GateError
+from gate.install import files, launcher, wiring
+from gate.install.commands import Plan
+from gate.install.permissions import SUBCOMMANDS
+
+SCOPES = ("project", "user")
+AGENT_ARGS = ("--agent", "codex")
+RULES_FILE = "memory-gate.rules"
+
+# The events gate answers, as Codex names them. PreToolUse: a shell call reaches the hook as "Bash", an edit as
+# "apply_patch" (gate/hosts/codex/hook_io.py reads both); SessionStart's matcher is its source.
+EVENTS: tuple[wiring.EventSpec, ...] = (
+    wiring.EventSpec("SessionStart", "startup|resume|clear|compact|fork", 10),
+    wiring.EventSpec("UserPromptSubmit", None, 10),
+    wiring.EventSpec("PreToolUse", "Bash|apply_patch", 5),
+    wiring.EventSpec("Stop", None, 10),
+    wiring.EventSpec("PreCompact", None, 10),
+)
+EVENT_NAMES = tuple(spec.event for spec in EVENTS)
+
+
+def codex_home() -> Path:
+    value = os.environ.get("CODEX_HOME", "").strip()
+    return Path(value).expanduser() if value else Path(os.path.expanduser("~")) / ".codex"
+
+
+def hooks_path(scope: str, root: Path) -> Path:
+    if scope not in SCOPES:
+        raise GateError(f"Codex has no {scope} scope", "use --scope project (the repository's .codex/) or user")
+    return (root / ".codex" if scope == "project" else codex_home()) / "hooks.json"
+
+
+def rules_path() -> Path:
+    return codex_home() / "rules" / RULES_FILE
+
+
+def hook_command(scope: str, python: str) -> str:
+    """Project scope: this machine's launcher, found under $HOME (the file may be committed), told the agent;
+    user scope: the interpreter itself."""
+    if scope == "project":
+        return (
+            f'l="$HOME/{launcher.RELATIVE}"; [ -f "$l" ] && exec /bin/sh "$l" {" ".join(AGENT_ARGS)}; '
+            f"cat >/dev/null 2>&1; echo '{wiring.NOT_INSTALLED}' >&2; exit 0 {wiring.MARKER}"
+        )
+    return f"{shlex.join([*launcher.hook_argv(python), *AGENT_ARGS])} {wiring.MARKER}"
+
+
+def rules_text(python: str) -> str:
+    """gate's allow rules for Codex: its four commands, spelled `gate` and by this installation's path."""
+    script = os.path.join(os.path.dirname(python), "gate")
+    spellings = ["gate"] + ([script] if os.path.isfile(script) else [])
+    lines = [
+        "# memory-gate: the commands gate's messages tell the agent to run, allowed without an approval prompt.",
+        "# Written by `gate install --agent codex`, removed by `gate uninstall --agent codex --scope user`.",
+    ]
+    for spelled in spellings:
+        for sub in SUBCOMMANDS:
+            lines.append(f"prefix_rule(pattern = [{_starlark(spelled)}, {_starlark(sub)}], decision = \"allow\")")
+    return "\n".join(lines) + "\n"
+
+
+def _starlark(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _check(path: Path, text: str | None) -> None:
+    if text is not None and text.strip():
+        files.check_json(path, text)
+
+
+def plan_install(scope: str, root: Path, python: str) -> list[Plan]:
+    """The hooks file of the scope, and the user's rules file."""
+    path = hooks_path(scope, root)
+    if scope == "project" and os.path.realpath(path) == os.path.realpath(hooks_path("user", root)):
+        raise GateError(
+            f"{root} holds your Codex home: its .codex/hooks.json is your user hooks file; nothing was written",
+            hint="run it in your project's directory, or --scope user to gate every project",
+        )
+    before = files.read_text(path)
+    _check(path, before)
+    try:
+        after = wiring.merge(before, hook_command(scope, python), EVENTS)
+    except wiring.SettingsShapeError as error:
+        raise GateError(
+            f"{path}: {error}; nothing was changed",
+            'Codex expects {"hooks": {"EVENT": [{"hooks": [...]}]}}; fix the file, then run this again',
+        ) from None
+    rules = rules_path()
+    return [Plan(scope, path, before, after), Plan("user", rules, files.read_text(rules), rules_text(python))]
+
+
+def plan_uninstall(scope: str, root: Path) -> list[Plan]:
+    """gate's entries out of the scope's hooks file (the file removed when gate created it and nothing else is
+    left); at user scope the rules file too (a project's uninstall leaves it for the other projects)."""
+    path = hooks_path(scope, root)
+    before = files.read_text(path)
+    plans = []
+    if before is not None and before.strip():
+        _check(path, before)
+        after: str | None = wiring.unmerge(before)
+        from gate.install import jsonedit
+
+        if after != before and jsonedit.loads_strict(after.removeprefix("\ufeff")) == {} and files.was_created(path):
+            after = None
+        plans.append(Plan(scope, path, before, after))
+    else:
+        plans.append(Plan(scope, path, before, before))
+    if scope == "user":
+        rules = rules_path()
+        text = files.read_text(rules)
+        plans.append(Plan("user", rules, text, None))
+    return plans
+
+
+def installed(scope: str, root: Path) -> list[wiring.GateEntry]:
+    """gate's entries in the scope's hooks file ([] when none, or the file is not JSON)."""
+    from gate.install import jsonedit
+
+    text = files.read_text(hooks_path(scope, root))
+    if not text or not text.strip():
+        return []
+    try:
+        return wiring.find_gate_entries(jsonedit.loads_strict(text.removeprefix("\ufeff")))
+    except jsonedit.JSONSyntaxError:
+        return []

@@ -1,0 +1,245 @@
+"""gate in the real Codex CLI 0.171 (issue 45), against a scripted Responses API server on 127.0.0.1, wired by
+`gate install --agent codex` (project scope: .codex/hooks.json through this machine's launcher):
+
+- a fix turn is blocked at Stop with the MEMORY CHECK, the agent runs the `gate remember` it names in Codex's
+  own shell (a login shell, `bash -lc`, whose PATH does not hold the hook's gate), the memory is stored, and the
+  second Stop (stop_hook_active) passes;
+- at a topic shift the turn's first apply_patch is refused once, naming the search; after the agent's
+  `gate search` the same patch applies;
+- the session-start index reaches the model, and again after a compaction;
+- a memory stored in a Codex session is recalled in a Claude Code session of the same project;
+- Codex's exec policy allows gate's own commands by the rules file gate wrote, and nothing else.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from claude_harness import Claude, E2EDirs, GateCli, filled_remember_command
+from codex_harness import Codex, locate_codex, rollout_items
+from model_server import ModelServer, Reply
+from model_server import last_user_contains as claude_user_contains
+from model_server import tail_text as claude_tail_text
+from responses_server import (
+    JSON,
+    ResponsesServer,
+    Turn,
+    after_output,
+    last_user_contains,
+    messages_of,
+    request_text,
+)
+
+pytestmark = pytest.mark.e2e
+
+CHECK_MARK = "MEMORY CHECK:"
+RECALL_MARK = "MEMORY SEARCH REQUIRED"
+REFUSAL_MARK = "MEMORY SEARCH FIRST"
+# The login shell's PATH: /etc/profile resets it, so gate's venv (on the PATH Codex and its hooks start with)
+# is not on the agent's.
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    try:
+        return locate_codex()
+    except RuntimeError as error:
+        pytest.fail(f"e2e: the Codex CLI is not available: {error}", pytrace=False)
+
+
+@pytest.fixture
+def responses() -> Iterator[ResponsesServer]:
+    with ResponsesServer(default=Turn.text("OK.")) as server:
+        yield server
+
+
+@pytest.fixture
+def codex(codex_bin: Path, e2e_dirs: E2EDirs, responses: ResponsesServer, gate: GateCli) -> Codex:
+    # gate's venv first on the PATH Codex starts with, as for a user who activated it: the hook finds `gate`
+    # there, the agent's login shell does not.
+    path = f"{Path(sys.executable).parent}:{SYSTEM_PATH}"
+    gate.run("install", "--agent", "codex", "--project", str(e2e_dirs.project))
+    return Codex(codex_bin, e2e_dirs.project, e2e_dirs.home, e2e_dirs.gate_home, responses, path)
+
+
+def _audit(gate: GateCli, session: str) -> list[JSON]:
+    return [r for r in gate.audit() if r.get("session") == session]
+
+
+def _shell(command: str) -> Turn:
+    return Turn.call("exec_command", {"cmd": command})
+
+
+def _patch(path: str, old: str, new: str) -> Turn:
+    return Turn.custom("apply_patch", f"*** Begin Patch\n*** Update File: {path}\n@@\n-{old}\n+{new}\n*** End Patch\n")
+
+
+def _test_run(marker: str, output: str, fails: bool) -> Turn:
+    code = f"print({output!r})" + ("; raise SystemExit(1)" if fails else "")
+    return _shell(f'python3 -c "{code}"  # {marker}')
+
+
+FIX = "The ledger totals are off by a cent, fix it."
+CAUSE = "The cause was ROUND_UP in ledger_total(); I switched it to ROUND_HALF_EVEN and the tests pass now."
+TITLE = "Ledger totals round half to even: ROUND_UP in ledger_total() was a cent off"
+
+
+def _fix_turn(codex: Codex, responses: ResponsesServer, e2e_dirs: E2EDirs) -> tuple[str, dict[str, str]]:
+    """A Codex turn that fixes the ledger, confirms it with a test run, and answers the MEMORY CHECK by running
+    the `gate remember` it names: the session id, and what the agent was shown and ran."""
+    (e2e_dirs.project / "ledger.py").write_text("ROUNDING = 'ROUND_UP'\n")
+    shown: dict[str, str] = {}
+
+    def remember(body: JSON) -> Turn:
+        shown["check"] = html.unescape(request_text(body))  # Codex escapes the hook's reason in <hook_prompt>
+        command = filled_remember_command(shown["check"], TITLE, body="ledger_total() rounded up; tests pass now",
+                                          cues="why are ledger totals a cent off")
+        shown["command"] = command
+        return _shell(command)
+
+    responses.when(last_user_contains(FIX), _test_run("fail-1", "1 failed, 11 passed", fails=True), times=1)
+    responses.when(after_output("1 failed"), _patch("ledger.py", "ROUNDING = 'ROUND_UP'",
+                                                    "ROUNDING = 'ROUND_HALF_EVEN'"), times=1)
+    responses.when(after_output("ledger.py"), _test_run("pass-1", "12 passed in 0.4s", fails=False), times=1)
+    responses.when(after_output("12 passed"), Turn.text(CAUSE), times=1)
+    responses.when(last_user_contains(CHECK_MARK), remember, times=1)
+    responses.when(after_output(""), Turn.text("Stored the fix as a memory."), times=1)
+
+    return codex.exec(FIX).session_id, shown
+
+
+def test_a_fix_turn_is_blocked_at_stop_and_the_remember_it_names_runs_in_codex(
+    codex: Codex, responses: ResponsesServer, gate: GateCli, e2e_dirs: E2EDirs
+) -> None:
+    session, shown = _fix_turn(codex, responses, e2e_dirs)
+
+    assert "ROUND_HALF_EVEN" in (e2e_dirs.project / "ledger.py").read_text()
+    stops = [r for r in _audit(gate, session) if r.get("event") == "Stop"]
+    # 1. The fix turn is blocked once, with the MEMORY CHECK; the second Stop (stop_hook_active) passes.
+    assert [s["decision"] for s in stops][:1] == ["blocked"] and stops[0]["reason"] == "BLOCKED_WRITEBACK", stops
+    assert len(stops) == 2 and stops[1]["decision"] != "blocked", stops
+    assert all(s.get("agent") == "codex" for s in stops)
+    assert CHECK_MARK in shown["check"]
+    # 2. The remember it named ran in Codex's own shell (bash -lc, gate not on its PATH): by absolute path, exit 0.
+    outputs = [str(item["payload"].get("output")) for item in rollout_items(codex.codex_home, session)
+               if item.get("type") == "response_item" and item["payload"].get("type") == "function_call_output"]
+    assert "Process exited with code 0" in outputs[-1], outputs[-1]
+    words = shlex.split(shown["command"])
+    assert Path(words[0]).is_absolute() and words[1] == "remember", shown["command"]
+    found = gate.search("ledger totals a cent off")
+    assert any(TITLE in str(hit) for hit in found["hits"]), found
+
+
+ROUNDING_TITLE = "Invoice totals round half to even (ROUND_HALF_EVEN): the finance team's rule for billing"
+SHIFT = "Invoices come out a cent too high: switch the invoice rounding in billing/rounding.py to the finance rule."
+AGENT_WORDS = "invoice rounding finance rule"
+
+
+def test_the_first_apply_patch_of_a_shift_is_refused_until_the_agent_searches(
+    codex: Codex, responses: ResponsesServer, gate: GateCli, e2e_dirs: E2EDirs
+) -> None:
+    memory_id = gate.remember(ROUNDING_TITLE, "--kind", "decision")
+    (e2e_dirs.project / "billing").mkdir()
+    (e2e_dirs.project / "billing" / "rounding.py").write_text("ROUNDING = ROUND_HALF_UP\n")
+    patch = _patch("billing/rounding.py", "ROUNDING = ROUND_HALF_UP", "ROUNDING = 'ROUND_HALF_EVEN'")
+    seen: dict[str, str] = {}
+
+    def search(body: JSON) -> Turn:
+        seen["refusal"] = request_text(body)
+        named = re.findall(r"`([^`]*\ssearch) WORDS`", seen["refusal"])
+        assert named, "no search command named in what the agent was shown"
+        return _shell(f"{named[-1]} {AGENT_WORDS}")
+
+    responses.when(last_user_contains(SHIFT), patch, times=1)
+    responses.when(after_output(REFUSAL_MARK), search, times=1)
+    responses.when(after_output(ROUNDING_TITLE[:20]), patch, times=1)
+    responses.when(after_output(""), Turn.text("Switched the invoice rounding to ROUND_HALF_EVEN."), times=1)
+
+    run = codex.exec(SHIFT, timeout=240)
+    records = _audit(gate, run.session_id)
+
+    first = responses.bodies()[0]
+    developer = "\n".join(messages_of(first, "developer"))  # where Codex puts a hook's additionalContext
+    assert RECALL_MARK in developer and memory_id in developer, developer[-2000:]
+    assert REFUSAL_MARK in seen["refusal"]
+    tool_calls = [r for r in records if r.get("event") == "PreToolUse"]
+    assert [r.get("search_first") for r in tool_calls if r.get("search_first")] == ["refused", "seen"], tool_calls
+    assert [r["decision"] for r in tool_calls].count("refused") == 1
+    # The refused patch did not apply; the one after the search did.
+    assert "ROUND_HALF_EVEN" in (e2e_dirs.project / "billing" / "rounding.py").read_text()
+
+
+def test_the_session_start_index_reaches_the_model(
+    codex: Codex, responses: ResponsesServer, gate: GateCli
+) -> None:
+    directive = "Always run the ledger tests with --strict before a commit"
+    memory_id = gate.remember(directive, "--kind", "directive")
+    run = codex.exec("What should I know before committing?")
+    first = request_text(responses.bodies()[0])
+    assert directive in first and memory_id in first, first[-3000:]
+    starts = [r for r in _audit(gate, run.session_id) if r.get("event") == "SessionStart"]
+    assert starts and starts[0]["decision"] != "failed_open" and starts[0].get("agent") == "codex", starts
+
+
+def test_codexs_exec_policy_allows_gates_own_commands_and_nothing_else(
+    codex: Codex, codex_bin: Path, e2e_dirs: E2EDirs
+) -> None:
+    """The allow rules `gate install --agent codex` wrote, as the real CLI's exec policy reads them."""
+    rules = codex.codex_home / "rules" / "memory-gate.rules"
+    script = str(Path(sys.executable).parent / "gate")
+
+    def decision(*command: str) -> str:
+        proc = subprocess.run([str(codex_bin), "execpolicy", "check", "--rules", str(rules), *command],
+                              capture_output=True, text=True, timeout=60, env=codex.env, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stderr
+        return str(json.loads(proc.stdout).get("decision"))
+
+    for sub in ("search", "show", "remember", "verify"):
+        assert decision(script, sub, "x") == "allow"
+        assert decision("gate", sub, "x") == "allow"
+    assert decision(script, "forget", "x") != "allow"
+    assert decision("rm", "-rf", "x") != "allow"
+
+
+def test_after_a_compaction_the_standing_memories_come_back(
+    codex: Codex, responses: ResponsesServer, gate: GateCli
+) -> None:
+    """Codex compacts the context when a response reports more input tokens than its limit, then fires
+    SessionStart with source "compact": the session-start gate delivers the standing memories again."""
+    directive = "Always run the ledger tests with --strict before a commit"
+    memory_id = gate.remember(directive, "--kind", "directive")
+    codex.configure("model_auto_compact_token_limit = 1000")
+    responses.input_tokens = 5000
+    responses.when(last_user_contains("Check the ledger"), _shell("ls"), times=1)
+    run = codex.exec("Check the ledger module, please.")
+    starts = [r for r in _audit(gate, run.session_id) if r.get("event") == "SessionStart"]
+    assert [r.get("source") for r in starts] == ["startup", "compact"], starts
+    assert memory_id in str(starts[1].get("delivered")), starts[1]
+    # The request after the compaction shows the directive again, as a developer message.
+    after = responses.bodies()[-1]
+    assert directive in "\n".join(messages_of(after, "developer")), request_text(after)[-3000:]
+
+
+def test_a_memory_stored_in_a_codex_session_is_recalled_in_a_claude_code_session(
+    codex: Codex, responses: ResponsesServer, gate: GateCli, e2e_dirs: E2EDirs, claude: Claude,
+    model_server: ModelServer,
+) -> None:
+    """One store for both agents: the fix a Codex session stored comes back at a Claude Code prompt on it."""
+    _fix_turn(codex, responses, e2e_dirs)
+    gate.run("install", "--project", str(e2e_dirs.project))  # Claude Code wired too, in the same project
+    question = "Why were the ledger totals a cent off last time?"
+    model_server.when(claude_user_contains(question), Reply.text("ledger_total() rounded up."), times=1)
+    run = claude.run(question)
+    context = claude_tail_text(run.main_requests[0])
+    assert TITLE in context, context[-3000:]
+    prompts = [r for r in _audit(gate, run.session_id) if r.get("event") == "UserPromptSubmit"]
+    assert prompts and "agent" not in prompts[0], prompts  # the Claude Code hook, not Codex's

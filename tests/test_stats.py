@@ -528,3 +528,39 @@ def test_html_says_where_the_page_went(box: Sandbox) -> None:
     assert written.is_file()
     assert f"gate: wrote the page to {written}" in result.stderr
     json.loads(result.stdout)  # the report alone
+
+
+def test_stats_says_which_agent_was_given_what(tmp_path: Path) -> None:
+    """Issue 45: one project's memory reaches Claude Code and Codex CLI; `gate stats` says per agent what its
+    sessions were delivered and how often each was held. A record without `agent` is Claude Code's (the hooks
+    wrote none before other agents came)."""
+    home = tmp_path / "gate-home"
+    (home / "state").mkdir(parents=True)
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    root = str(project.resolve())
+    base = {"ts": "2026-12-01T09:00:00Z", "project": root}
+    records = [
+        {**base, "session": "c1", "event": "UserPromptSubmit", "gate": "recall", "decision": "fired",
+         "reason": "FIRED_TOPIC_SHIFT", "delivered": ["m-1", "m-2"]},
+        {**base, "session": "c1", "event": "Stop", "gate": "writeback", "decision": "block",
+         "reason": "BLOCKED_WRITEBACK"},
+        {**base, "session": "x1", "event": "UserPromptSubmit", "gate": "recall", "decision": "fired",
+         "reason": "FIRED_TOPIC_SHIFT", "delivered": ["m-3"], "agent": "codex"},
+        {**base, "session": "x2", "event": "UserPromptSubmit", "gate": "recall", "decision": "skip",
+         "reason": "REMINDED_WRITEBACK", "agent": "codex"},
+    ]
+    (home / "state" / "audit.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    env = {**os.environ, "GATE_HOME": str(home), "HOME": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-m", "gate.cli", "stats", "--json"], env=env, cwd=project,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    agents = json.loads(run.stdout)["agents"]
+    assert agents == {
+        "claude-code": {"sessions": 1, "evaluations": 2, "delivered": 2, "blocks": 1, "reminders": 0},
+        "codex": {"sessions": 2, "evaluations": 2, "delivered": 1, "blocks": 0, "reminders": 1},
+    }
+    text = subprocess.run([sys.executable, "-m", "gate.cli", "stats"], env=env, cwd=project,
+                          capture_output=True, text=True, timeout=60).stdout
+    assert ("Agents: claude-code 1 session, 2 memories delivered, 1 block, 0 reminders; "
+            "codex 2 sessions, 1 memory delivered, 0 blocks, 1 reminder") in text

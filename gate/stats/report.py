@@ -9,6 +9,8 @@ from gate.session.audit import read_audit
 from gate.stats.agent_search import GATE as AGENT_SEARCH
 from gate.stats.agent_search import agent_search_figures
 from gate.stats.agent_search import render_line as agent_search_line
+from gate.stats.agents import agent_figures
+from gate.stats.agents import render_line as agents_line
 from gate.stats.health import failure_figures, latency_figures
 from gate.stats.injection import injection_figures
 from gate.stats.select import Selection, select
@@ -50,6 +52,7 @@ def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict
         "use": usage_figures(main, restatement=_restatement(main, selection)),
         "agent_search": agent_search_figures(main),
         "subagents": subagent_figures(records),
+        "agents": agent_figures(records),
         "writeback": writeback,
         "adoption": adoption_figures(writeback, sessions),
         "health": {
@@ -142,6 +145,9 @@ def render_text(report: dict[str, Any]) -> str:
         f"  skipped: {_by_reason(recall['skips_by_reason'])}",
         f"  suppressed by the ledger (already delivered): {suppressed} · dropped at the budget: {dropped}",
     ]
+    agents = agents_line(report["agents"]) if report.get("agents") else None
+    if agents:
+        lines.append(agents)
     searched = agent_search_line(report["agent_search"]) if report.get("agent_search") else None
     if searched:
         lines.append(searched)

@@ -210,5 +210,6 @@ def unmerged(paths: ProjectPaths) -> list[str]:
         names = os.listdir(projects)
     except OSError:
         return []
-    return sorted(join(projects, n) for n in names if UNMERGED_SUFFIX in n and
-                  (_marker_root(join(projects, n)) or "") in (paths.root, *paths.aliases))
+    old_names = {project_key(path) for path in (paths.root, *paths.aliases)}
+    return sorted(join(projects, n) for n in names if n.partition(UNMERGED_SUFFIX)[0] in old_names and
+                  n != n.partition(UNMERGED_SUFFIX)[0])

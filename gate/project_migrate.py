@@ -21,19 +21,24 @@ import contextlib
 import json
 import os
 
-from gate.paths import (
-    ID_FILE,
-    ProjectPaths,
-    ensure_private_dir,
-    id_file_text,
-    join,
-    main_checkout,
-    parse_id_file,
-    project_key,
-    replace_file,
-)
+from gate.project_id import ID_FILE, id_file_text, main_checkout, parse_id_file, project_key
 
+# gate.paths calls this module, so it takes plain values and imports nothing of gate.paths (no import circle)
+join = os.path.join
 UNMERGED_SUFFIX = ".unmerged"
+
+
+def _private_dir(path: str) -> None:
+    os.makedirs(path, mode=0o700, exist_ok=True)
+
+
+def _replace(path: str, text: str, mode: int) -> None:
+    """The file whole or not at all: a temp file beside it, renamed over it."""
+    temp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(temp, path)
 
 
 def _checkouts(common: str) -> list[str]:
@@ -97,7 +102,7 @@ def _merge(source: str, target: str) -> None:
             return
         except OSError:
             pass  # another process made it a moment ago: file by file
-    ensure_private_dir(target)
+    _private_dir(target)
     with os.scandir(source) as entries:
         listed = list(entries)
     for entry in listed:
@@ -120,20 +125,19 @@ def _merge(source: str, target: str) -> None:
         os.rmdir(source)
 
 
-def _add_aliases(paths: ProjectPaths, new: list[str]) -> tuple[str, ...]:
+def _add_aliases(common: str, key: str, aliases: tuple[str, ...], new: list[str]) -> tuple[str, ...]:
     """Record earlier checkout paths of the project in its id file (read again: another process may have
     added some); the aliases after."""
-    id_path = join(paths.repository or "", ID_FILE)
+    id_path = join(common, ID_FILE)
     with open(id_path, encoding="utf-8") as handle:
         parsed = parse_id_file(handle.read())
-    if parsed is None or parsed[0] != paths.key:
-        return paths.aliases  # the file changed hands meanwhile: leave it to its writer
-    aliases = list(parsed[1])
-    added = [a for a in dict.fromkeys(new) if a and a not in aliases and a != paths.key and "\n" not in a]
+    if parsed is None or parsed[0] != key:
+        return aliases  # the file changed hands meanwhile: leave it to its writer
+    known = list(parsed[1])
+    added = [a for a in dict.fromkeys(new) if a and a not in known and a != key and "\n" not in a]
     if added:
-        replace_file(id_path, id_file_text(paths.key, aliases + added))
-        os.chmod(id_path, 0o644)
-    return tuple(aliases + added)
+        _replace(id_path, id_file_text(key, known + added), 0o644)
+    return tuple(known + added)
 
 
 def _lock(projects: str) -> int | None:
@@ -142,32 +146,33 @@ def _lock(projects: str) -> int | None:
         import fcntl
     except ImportError:  # no fcntl (Windows): the moves are safe to race, only an alias might be written twice
         return None
-    ensure_private_dir(projects)
+    _private_dir(projects)
     fd = os.open(join(projects, ".migrate.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
 
 
-def migrate(paths: ProjectPaths, *, scan: bool = False) -> ProjectPaths:
-    """Move the old-named stores of this checkout (and, with `scan`, of every checkout of the repository) into
-    the project's; the ProjectPaths that knows their old paths as aliases."""
-    projects = join(paths.dirs.data, "projects")
-    common = paths.repository or ""
-    roots = [paths.root]
+def migrate(data: str, state: str, root: str, key: str, common: str, aliases: tuple[str, ...], *,
+            scan: bool = False) -> tuple[str, ...]:
+    """Move the old-named stores of the checkout `root` (and, with `scan`, of every checkout of the repository
+    whose common git dir is `common`) into the store of project `key` under the data dir `data`; the
+    project's aliases after (their old paths among them)."""
+    projects = join(data, "projects")
+    roots = [root]
     if scan:
         roots += _checkouts(common) + _removed_claude_worktrees(projects, common)
-    found = [(root, project_key(root)) for root in dict.fromkeys(roots)]
-    found = [(root, key) for root, key in found if key != paths.key and os.path.isdir(join(projects, key))]
+    found = [(path, project_key(path)) for path in dict.fromkeys(roots)]
+    found = [(path, old) for path, old in found if old != key and os.path.isdir(join(projects, old))]
     if not found:
-        return paths
+        return aliases
     lock = _lock(projects)
     try:
         # aliases first: a memory moved before its old path is known would be another project's for a moment
-        aliases = _add_aliases(paths, [a for root, key in found for a in (root, _marker_root(join(projects, key)))
-                                       if a])
-        target = join(projects, paths.key)
-        for _, key in found:
-            source = join(projects, key)
+        aliases = _add_aliases(common, key, aliases,
+                               [a for path, old in found for a in (path, _marker_root(join(projects, old))) if a])
+        target = join(projects, key)
+        for _, old in found:
+            source = join(projects, old)
             if not os.path.isdir(source):
                 continue  # another process moved it while this one waited for the lock
             _merge(source, target)
@@ -176,14 +181,13 @@ def migrate(paths: ProjectPaths, *, scan: bool = False) -> ProjectPaths:
                 os.rmdir(source)
             if os.path.isdir(source):
                 os.rename(source, _free_name(source + UNMERGED_SUFFIX))
-            _move_state(paths, key)
+            _move_state(state, old, key)
         if os.path.isdir(target):  # the marker names a checkout that exists (stats find the team store there)
-            replace_file(join(target, "project.json"), json.dumps({"root": paths.root, "id": paths.key}))
+            _replace(join(target, "project.json"), json.dumps({"root": root, "id": key}), 0o600)
     finally:
         if lock is not None:
             os.close(lock)
-    return ProjectPaths(paths.root, paths.key, paths.dirs, how=paths.how, repository=paths.repository,
-                        aliases=aliases)
+    return aliases
 
 
 def _free_name(path: str) -> str:
@@ -194,22 +198,22 @@ def _free_name(path: str) -> str:
     return candidate
 
 
-def _move_state(paths: ProjectPaths, old_key: str) -> None:
+def _move_state(state: str, old_key: str, key: str) -> None:
     """A project muted under its old name stays muted (`gate mute`)."""
-    folder = join(paths.dirs.state, "mute")
-    source, target = join(folder, f"{old_key}.json"), join(folder, f"{paths.key}.json")
+    folder = join(state, "mute")
+    source, target = join(folder, f"{old_key}.json"), join(folder, f"{key}.json")
     if os.path.isfile(source) and not os.path.lexists(target):
         with contextlib.suppress(OSError):
             os.rename(source, target)
 
 
-def unmerged(paths: ProjectPaths) -> list[str]:
-    """Old stores whose files could not join this project (they differed from the project's copy)."""
-    projects = join(paths.dirs.data, "projects")
+def unmerged(data: str, root: str, aliases: tuple[str, ...]) -> list[str]:
+    """Old stores whose files could not join the project of checkout `root` (they differed from its copy)."""
+    projects = join(data, "projects")
     try:
         names = os.listdir(projects)
     except OSError:
         return []
-    old_names = {project_key(path) for path in (paths.root, *paths.aliases)}
+    old_names = {project_key(path) for path in (root, *aliases)}
     return sorted(join(projects, n) for n in names if n.partition(UNMERGED_SUFFIX)[0] in old_names and
                   n != n.partition(UNMERGED_SUFFIX)[0])

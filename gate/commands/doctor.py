@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     paths = ProjectPaths.for_cwd(root)  # a repository's first use names its project (and its old stores join)
     checks = diagnose.diagnose(root, run=not args.no_run)
     broken = any(check.status == "fail" for check in checks)
-    left = unmerged(paths)
+    left = unmerged(paths.dirs.data, paths.root, paths.aliases)
     if args.json:
         print(json.dumps({"ok": not broken, "project": str(root), "project_id": paths.key, "identified_by": paths.how,
                           "repository": paths.repository, "unmerged": left, "checks": diagnose.as_json(checks)},

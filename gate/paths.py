@@ -177,7 +177,7 @@ class ProjectPaths:
     top-level): anchors are relative to it and its `.gate/` holds the team store and config. `key` is the
     project's id: private memories, history and the index live under it, shared by every checkout."""
 
-    __slots__ = ("aliases", "dirs", "how", "key", "repository", "root")
+    __slots__ = ("aliases", "dirs", "how", "key", "migration_error", "repository", "root")
 
     def __init__(self, root: str | os.PathLike[str], key: str, dirs: UserDirs, *, how: str = "directory",
                  repository: str | None = None, aliases: tuple[str, ...] = ()) -> None:
@@ -187,6 +187,7 @@ class ProjectPaths:
         self.how = how
         self.repository = repository
         self.aliases = aliases
+        self.migration_error: BaseException | None = None  # why old stores did not join (logged by the hook)
         _known[self.root] = (key, *aliases)
 
     def __repr__(self) -> str:
@@ -216,8 +217,8 @@ class ProjectPaths:
                 if aliases != identity.aliases:
                     paths = cls(root=root, key=identity.key, dirs=dirs, how=identity.how,
                                 repository=identity.repository, aliases=aliases)
-            except Exception:  # a failed migration moves nothing it cannot finish; next call retries
-                pass
+            except Exception as error:  # nothing half moved is lost (see there); the next call tries again
+                paths.migration_error = error
         return paths
 
     @property

@@ -282,3 +282,22 @@ def test_doctor_names_the_project_and_how_it_was_identified(tmp_path: Path) -> N
     plain = tmp_path / "plain"
     plain.mkdir()
     assert "identified by the directory (not in a git repository)" in gate(plain, "doctor", "--no-run").stdout
+
+
+def test_a_migration_that_cannot_finish_loses_nothing_and_the_hook_says_why(tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main")
+    key = ProjectPaths.for_cwd(main).key
+    target = Path(user_dirs().data, "projects", key)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("in the way")  # the project's store cannot be made: the move must fail
+    kept, kept_file = old_store(main, "Ledger snapshots are kept for ninety days")
+    written = kept_file.read_bytes()
+
+    out = hook(main, "UserPromptSubmit", "stuck-1", prompt="How long are ledger snapshots kept?")
+    assert out == "" or kept not in out  # the gates went on (exit 0 asserted), without the stranded store
+    assert kept_file.read_bytes() == written  # still where it was, whole
+    errors = Path(user_dirs().log, "errors.log").read_text()
+    assert '"kind":"migration"' in errors.replace(" ", "") and "FileExistsError" in errors
+
+    target.unlink()  # the obstacle gone, the next call finishes the move
+    assert kept in found(main, "ledger", "snapshots", "kept")

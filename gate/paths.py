@@ -204,11 +204,12 @@ class ProjectPaths:
         dirs = user_dirs()
         paths = cls(root=root, key=identity.key, dirs=dirs, how=identity.how, repository=identity.repository,
                     aliases=identity.aliases)
-        # Stores named the old way (by this checkout's path) join the project on first use: one stat a call,
-        # the migration itself only when there is something to move (gate/project_migrate.py).
-        if identity.how == "repository" and (
-            identity.created or os.path.isdir(join(dirs.data, "projects", project_key(root)))
-        ):
+        # Stores named the old way (by this checkout's path, or by a path the id file names as an alias) join
+        # the project on first use: a stat or two a call, the migration itself only when there is something to
+        # move (gate/project_migrate.py).
+        if identity.how == "repository" and (identity.created or any(
+            os.path.isdir(join(dirs.data, "projects", project_key(path))) for path in (root, *identity.aliases)
+        )):
             try:
                 from gate.project_migrate import migrate
 

@@ -4,7 +4,9 @@ be the first use).
 Before a project was its repository, a project's private memories, their history and its mute state were kept
 under `project_key(checkout path)`, and each memory's `project` field held that path: every worktree and every
 moved checkout had a store of its own, which the others never saw. `ProjectPaths.for_cwd` calls `migrate`
-whenever a store of that name exists for the checkout at hand (one stat a call), and once more, with `scan`,
+whenever a store of that name exists for the checkout at hand or for a path the id file names as an alias
+(a stat or two a call: a person may add `alias = /old/path` for a checkout moved before this version of gate),
+and once more, with `scan`,
 when it has just created the repository's id: then the stores of the repository's other checkouts (its main
 worktree, every worktree git lists, and Claude Code's removed worktrees under `.claude/worktrees/`) join too.
 
@@ -158,7 +160,7 @@ def migrate(data: str, state: str, root: str, key: str, common: str, aliases: tu
     whose common git dir is `common`) into the store of project `key` under the data dir `data`; the
     project's aliases after (their old paths among them)."""
     projects = join(data, "projects")
-    roots = [root]
+    roots = [root, *(a for a in aliases if os.path.isabs(a))]  # an alias a person added: its store joins too
     if scan:
         roots += _checkouts(common) + _removed_claude_worktrees(projects, common)
     found = [(path, project_key(path)) for path in dict.fromkeys(roots)]

@@ -301,3 +301,15 @@ def test_a_migration_that_cannot_finish_loses_nothing_and_the_hook_says_why(tmp_
 
     target.unlink()  # the obstacle gone, the next call finishes the move
     assert kept in found(main, "ledger", "snapshots", "kept")
+
+
+def test_a_checkout_moved_before_this_version_gets_its_store_back_by_an_alias(tmp_path: Path) -> None:
+    before = make_repo(tmp_path / "before")
+    lost, _ = old_store(before, "Ledger archive runs on the first of the month")
+    after = tmp_path / "after"
+    shutil.move(str(before), str(after))  # moved while gate still named stores by path
+    assert lost not in found(after, "ledger", "archive")  # nothing names the old path as this repository's
+    id_file = after / ".git" / ID_FILE
+    id_file.write_text(id_file.read_text() + f"alias = {before.resolve()}\n")  # docs/troubleshooting.md
+    assert lost in found(after, "ledger", "archive")
+    assert not Path(user_dirs().data, "projects", project_key(str(before.resolve()))).exists()

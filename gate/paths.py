@@ -22,8 +22,10 @@ import sys
 from gate.memo import cache  # functools.cache without functools (gate/memo.py)
 from gate.project_id import ID_FILE as ID_FILE
 from gate.project_id import git_common_dir as git_common_dir
+from gate.project_id import id_file_text as id_file_text
 from gate.project_id import identify as identify
 from gate.project_id import main_checkout as main_checkout
+from gate.project_id import parse_id_file as parse_id_file
 from gate.project_id import project_key as project_key
 from gate.project_id import sha256_builtin as sha256_builtin
 

@@ -102,11 +102,12 @@ def parse_id_file(text: str) -> tuple[str, tuple[str, ...]] | None:
     """(id, aliases) of an id file's text, or None when it names no valid id."""
     key, aliases = "", []
     for line in text.splitlines():
-        name, sep, value = line.partition(" = ")
-        if not sep or line.startswith("#"):
+        name, sep, value = line.partition("=")  # a person may add an alias line: spaces around `=` are optional
+        name, value = name.strip(), value.strip()
+        if not sep or name.startswith("#"):
             continue
         if name == "id" and not key:
-            key = value.strip()
+            key = value
         elif name == "alias" and value:
             aliases.append(value)
     valid = 0 < len(key) <= 80 and all(ch.isascii() and (ch.isalnum() or ch == "-") for ch in key)

@@ -313,3 +313,21 @@ def test_a_checkout_moved_before_this_version_gets_its_store_back_by_an_alias(tm
     id_file.write_text(id_file.read_text() + f"alias = {before.resolve()}\n")  # docs/troubleshooting.md
     assert lost in found(after, "ledger", "archive")
     assert not Path(user_dirs().data, "projects", project_key(str(before.resolve()))).exists()
+
+
+def test_hooks_racing_on_a_repositorys_first_use_agree_and_lose_nothing(tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main")
+    worktree = tmp_path / "side"
+    git(main, "worktree", "add", "-q", str(worktree), "-b", "side")
+    mine = [old_store(main, f"Ledger fact number {n} about reconciliation")[0] for n in range(5)]
+    theirs = [old_store(worktree, f"Side fact number {n} about reconciliation")[0] for n in range(5)]
+    code = ("import sys; from gate.paths import ProjectPaths; p = ProjectPaths.for_cwd(sys.argv[1]); "
+            "print(p.key, p.migration_error)")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(main if n % 2 else worktree)], stdout=subprocess.PIPE,
+                              text=True, env=dict(os.environ)) for n in range(8)]
+    answers = {proc.communicate(timeout=60)[0].strip() for proc in procs}
+    assert len(answers) == 1 and next(iter(answers)).endswith(" None"), answers
+    paths = ProjectPaths.for_cwd(main)
+    store = {p.stem for p in Path(paths.private_store).glob("*.toml")}
+    assert set(mine + theirs) <= store
+    assert not list(Path(user_dirs().data, "projects").glob("*.unmerged"))

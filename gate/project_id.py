@@ -151,7 +151,14 @@ def _create_id(id_path: str, slug: str) -> tuple[str | None, bool]:
             return text, True
         except FileExistsError:
             return _read_text(id_path), False
+        except OSError:  # a file system without hard links: created exclusively, then written
+            fd = os.open(id_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            return text, True
         finally:
             os.unlink(temp)
+    except FileExistsError:
+        return _read_text(id_path), False
     except OSError:
         return None, False

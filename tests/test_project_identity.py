@@ -331,3 +331,12 @@ def test_hooks_racing_on_a_repositorys_first_use_agree_and_lose_nothing(tmp_path
     store = {p.stem for p in Path(paths.private_store).glob("*.toml")}
     assert set(mine + theirs) <= store
     assert not list(Path(user_dirs().data, "projects").glob("*.unmerged"))
+
+
+def test_an_id_file_that_cannot_be_read_names_the_project_by_the_main_checkouts_path(tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main")
+    (main / ".git" / ID_FILE).mkdir()  # in the way: neither readable as a file nor writable
+    git(main, "worktree", "add", "-q", str(tmp_path / "side"), "-b", "side")
+    paths = ProjectPaths.for_cwd(tmp_path / "side")
+    assert (paths.how, paths.key) == ("repository path", project_key(str(main.resolve())))  # still one project
+    assert "could not be read or written" in gate(main, "doctor", "--no-run").stdout

@@ -149,11 +149,13 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
     paths = ProjectPaths.for_cwd(cwd)
     problems: list[str] = []
     settings = load_settings(paths.root, problems=problems)
-    if problems:  # a bad setting falls back to its default; the gates go on, the log says why
+    if problems or paths.migration_error:  # a bad setting falls back to its default; the gates go on, the log says why
         from gate.session.audit import write_error
 
         for problem in problems:
             write_error(event_name, ValueError(problem), project=paths.root, kind="setting")
+        if paths.migration_error is not None:  # the old stores stay where they are until a call moves them
+            write_error(event_name, paths.migration_error, project=paths.root, kind="migration")
     ctx = HookContext(event=event, event_name=event_name, session_id=session_id, paths=paths, settings=settings)
     with open_ledger(session_id) as ledger:
         outcome = decide(ctx, ledger)

@@ -5,8 +5,13 @@ urllib.parse and ipaddress), a fifth of the floor the hooks are measured against
 wraps them in Path where that reads better.
 
 Per-user state follows the platform conventions that platformdirs uses for the app name "memory-gate"
-(tests/test_paths.py checks that the two agree); `$GATE_HOME` relocates all of it. A project is its git
-top-level, else the directory itself. Nothing a project checks in can move these locations.
+(tests/test_paths.py checks that the two agree); `$GATE_HOME` relocates all of it. Nothing a project checks in
+can move these locations.
+
+A project is its repository (`identify`): every checkout of one git repository (the main one and each
+`git worktree`) is one project, named by an id kept in the repository's common git dir. Outside any
+repository a project is the directory gate runs in, named by its absolute path. Anchors and the team store
+stay with the checkout (`ProjectPaths.root`, the top-level of the worktree at hand).
 """
 
 from __future__ import annotations
@@ -15,18 +20,19 @@ import os
 import sys
 
 from gate.memo import cache  # functools.cache without functools (gate/memo.py)
+from gate.project_id import ID_FILE as ID_FILE
+from gate.project_id import git_common_dir as git_common_dir
+from gate.project_id import id_file_text as id_file_text
+from gate.project_id import identify as identify
+from gate.project_id import main_checkout as main_checkout
+from gate.project_id import parse_id_file as parse_id_file
+from gate.project_id import project_key as project_key
+from gate.project_id import sha256_builtin as sha256_builtin
 
 APP_NAME = "memory-gate"
 join = os.path.join
 
 
-try:  # the builtin sha256 spares the hook hashlib's OpenSSL load (~2 ms); same digest
-    from _sha2 import sha256 as sha256_builtin  # type: ignore[import-not-found]  # Python 3.12+
-except ImportError:
-    try:
-        from _sha256 import sha256 as sha256_builtin  # type: ignore[import-not-found,no-redef]  # Python 3.11
-    except ImportError:
-        from hashlib import sha256 as sha256_builtin  # type: ignore[no-redef]
 
 
 class UserDirs:
@@ -147,7 +153,7 @@ def _find_project_root(start: str) -> str:
 
 
 def project_root(cwd: str | os.PathLike[str] | None = None) -> str:
-    """The project of a directory: its git top-level (found by walking up to `.git`), else the directory."""
+    """The checkout of a directory: its git top-level (found by walking up to `.git`), else the directory."""
     start = os.fspath(cwd) if cwd else os.getcwd()
     try:
         start = os.path.realpath(start)
@@ -156,34 +162,78 @@ def project_root(cwd: str | os.PathLike[str] | None = None) -> str:
     return _find_project_root(start)
 
 
-def project_key(root: str | os.PathLike[str]) -> str:
-    """A stable directory name for a project: readable basename plus a hash of its absolute path."""
+# root -> the names its project's memories may carry in their `project` field (see owns)
+_known: dict[str, tuple[str, ...]] = {}
+
+
+def owns(root: str | os.PathLike[str], project: str) -> bool:
+    """Whether a memory whose `project` field says `project` belongs to the project of the checkout `root`:
+    no project (a team memory), the project's id, this checkout's path, or an earlier name of it (the path of
+    a checkout whose memories were migrated into it)."""
     root = os.fspath(root)
-    # [^a-z0-9]+ -> "-", by hand: a regex would cost every hook its compile
-    name = os.path.basename(root).lower()
-    slug = "".join(ch if ch.isascii() and ch.isalnum() else " " for ch in name)
-    slug = "-".join(slug.split())[:40] or "root"
-    digest = sha256_builtin(root.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    return f"{slug}-{digest}"
+    return not project or project == root or project in _known.get(root, ())
 
 
 class ProjectPaths:
-    """All locations that concern one project, for one user."""
+    """All locations that concern one project, for one user. `root` is the checkout at hand (a worktree's own
+    top-level): anchors are relative to it and its `.gate/` holds the team store and config. `key` is the
+    project's id: private memories, history and the index live under it, shared by every checkout."""
 
-    __slots__ = ("dirs", "key", "root")
+    __slots__ = ("aliases", "dirs", "how", "key", "migration_error", "repository", "root")
 
-    def __init__(self, root: str | os.PathLike[str], key: str, dirs: UserDirs) -> None:
+    def __init__(self, root: str | os.PathLike[str], key: str, dirs: UserDirs, *, how: str = "directory",
+                 repository: str | None = None, aliases: tuple[str, ...] = ()) -> None:
         self.root = os.fspath(root)
         self.key = key
         self.dirs = dirs
+        self.how = how
+        self.repository = repository
+        self.aliases = aliases
+        self.migration_error: BaseException | None = None  # why old stores did not join (logged by the hook)
+        _known[self.root] = (key, *aliases)
 
     def __repr__(self) -> str:
         return f"ProjectPaths(root={self.root!s}, key={self.key})"
 
+    def owns(self, project: str) -> bool:
+        """Whether a memory's `project` field names this project (see `owns`)."""
+        return not project or project == self.root or project == self.key or project in self.aliases
+
     @classmethod
     def for_cwd(cls, cwd: str | os.PathLike[str] | None = None) -> ProjectPaths:
         root = project_root(cwd)
-        return cls(root=root, key=project_key(root), dirs=user_dirs())
+        identity = identify(root)
+        dirs = user_dirs()
+        paths = cls(root=root, key=identity.key, dirs=dirs, how=identity.how, repository=identity.repository,
+                    aliases=identity.aliases)
+        # Stores named the old way (by this checkout's path, or by a path the id file names as an alias) join
+        # the project on first use: a stat or two a call, the migration itself only when there is something to
+        # move (gate/project_migrate.py).
+        if identity.how == "repository" and (identity.created or any(
+            os.path.isdir(join(dirs.data, "projects", project_key(path))) for path in (root, *identity.aliases)
+        )):
+            try:
+                from gate.project_migrate import migrate
+
+                aliases = migrate(dirs.data, dirs.state, root, identity.key, identity.repository or "",
+                                  identity.aliases, scan=identity.created)
+                if aliases != identity.aliases:
+                    paths = cls(root=root, key=identity.key, dirs=dirs, how=identity.how,
+                                repository=identity.repository, aliases=aliases)
+            except Exception as error:  # nothing half moved is lost (see there); the next call tries again
+                paths.migration_error = error
+        return paths
+
+    @property
+    def identified_as(self) -> str:
+        """How the project was identified, in words (`gate doctor`)."""
+        if self.how == "repository":
+            common = self.repository or ""
+            return f"the repository {main_checkout(common)} (its id is in {join(common, ID_FILE)})"
+        if self.how == "repository path":
+            return (f"the path of the repository {main_checkout(self.repository or '')} (its id file "
+                    f"{join(self.repository or '', ID_FILE)} could not be read or written)")
+        return "the directory (not in a git repository)"
 
     # --- memory stores, one directory per scope -------------------------------------------------------------
     @property

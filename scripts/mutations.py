@@ -57,12 +57,12 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     (
         "M3c", "session start drops its project check",
         [("gate/gates/recall/standing.py",
-          """r.get("scope") != "private" or not r.get("project") or r["project"] == project""", "True")],
+          """r.get("scope") != "private" or owns(r.get("project") or "")""", "True")],
         ["tests/test_promises.py::test_every_delivering_hook_keeps_to_the_project"],
     ),
     (
         "M3d", "the cue table (path anchors, keyword cues) keeps another project's private memories",
-        [("gate/memory/cue_build.py", "if memory_id not in superseded and _belongs(record, paths.root)",
+        [("gate/memory/cue_build.py", "if memory_id not in superseded and _belongs(record, paths)",
           "if memory_id not in superseded")],
         ["tests/test_promises.py::test_every_delivering_hook_keeps_to_the_project"],
     ),
@@ -74,7 +74,7 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     (
         "M5", "the near-duplicate check's own-project filter removed",
         [("gate/memory/duplicates.py",
-          """        if record.get("scope") == "private" and record.get("project") not in ("", index.paths.root):
+          """        if record.get("scope") == "private" and not index.paths.owns(record.get("project") or ""):
             continue  # another project's private memory (shared user-scope ones do count)
 """, "")],
         ["tests/test_near_duplicates.py::test_memories_of_another_project_are_not_matched"],
@@ -437,6 +437,32 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
           "    top = max((hit.score for hit in result.hits if hit.id not in few), default=0.0)",
           "    top = max((hit.score for hit in result.hits), default=0.0)")],
         ["tests/test_search_matched_terms.py::test_the_cliff_is_measured_from_the_best_hit_the_term_rule_keeps"],
+    ),
+    # a project is its repository (issue 44, item 1)
+    (
+        "PR1", "a worktree's git dir is taken for the repository's (its `commondir` not followed): each worktree "
+        "a project of its own",
+        [("gate/project_id.py", "        git_dir = os.path.normpath(join(git_dir, common.strip()))\n",
+                                   "        git_dir = git_dir\n")],
+        ["tests/test_project_identity.py::test_every_worktree_is_one_project_and_its_id_lives_in_the_repository",
+         "tests/test_project_identity.py::test_a_memory_stored_in_the_main_checkout_is_delivered_in_a_worktree"],
+    ),
+    (
+        "PR2", "an import keeps the project its lines name (another checkout's: never delivered here)",
+        [("gate/memory/store_import.py", "    if not keep_project or not data.get(\"project\"):",
+          "    if not data.get(\"project\"):")],
+        ["tests/test_project_identity.py::test_an_import_is_the_importing_projects_unless_told_to_keep_the_source"],
+    ),
+    (
+        "PR3", "stores named by a checkout's path never join the repository's project",
+        [("gate/paths.py", "        if identity.how == \"repository\" and (identity.created or any(",
+          "        if False and (identity.created or any(")],
+        ["tests/test_project_identity.py::test_an_old_store_joins_the_repository_on_first_use_and_loses_nothing"],
+    ),
+    (
+        "PR4", "a memory naming an earlier path of the project (an alias) is another project's",
+        [("gate/paths.py", "project == self.key or project in self.aliases", "project == self.key")],
+        ["tests/test_project_identity.py::test_an_old_store_joins_the_repository_on_first_use_and_loses_nothing"],
     ),
 ]
 

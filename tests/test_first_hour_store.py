@@ -221,9 +221,9 @@ def test_a_team_memory_file_names_no_machine_path_and_works_in_any_checkout(
     assert fact in delivered(clone, "clone-2", str(clone / "billing" / "invoice.py"))
     assert gate("verify", "--project", str(clone))[0] == 0  # the anchors are the clone's files
 
-    # A private memory still records its project: the cross-project filters need it.
+    # A private memory still records its project (the repository's id): the cross-project filters need it.
     code, out, _ = gate("remember", "Local notes stay on this machine only")
-    assert stored(billing, out.strip()).project == str(billing.resolve())
+    assert stored(billing, out.strip()).project == ProjectPaths.for_cwd(billing).key
 
 
 def test_a_team_file_written_with_an_absolute_project_is_still_read_and_loses_it_on_the_next_write(

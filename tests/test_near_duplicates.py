@@ -142,8 +142,9 @@ def test_memories_of_another_project_are_not_matched(gate, project: Path, tmp_pa
     here.mkdir(parents=True, exist_ok=True)
     # the same memory, as this project's own: a restatement, refused
     mine = here / theirs.name
-    mine.write_text(theirs.read_text().replace(f'project = "{other.resolve()}"', f'project = "{project.resolve()}"'))
-    assert f'project = "{project.resolve()}"' in mine.read_text()
+    ours, others = ProjectPaths.for_cwd(project).key, ProjectPaths.for_cwd(other).key
+    mine.write_text(theirs.read_text().replace(f'project = "{others}"', f'project = "{ours}"'))
+    assert f'project = "{ours}"' in mine.read_text()
     code, _, err = gate("remember", restated, "--json")
     assert code == 4, err
     # the other project's file, as it came: not this project's memory, so no refusal

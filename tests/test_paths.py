@@ -61,3 +61,14 @@ def test_project_root_is_the_git_top_level(tmp_path: Path) -> None:
     assert project_root(plain) == str(plain.resolve())
     paths = ProjectPaths.for_cwd(top / "src")
     assert paths.team_store == str(top.resolve() / ".gate" / "memories")
+
+
+def test_an_id_file_reads_as_a_person_may_write_it() -> None:
+    from gate.paths import id_file_text, parse_id_file
+
+    assert parse_id_file(id_file_text("billing-0a1b2c3d4e5f", ["/old/billing"])) == (
+        "billing-0a1b2c3d4e5f", ("/old/billing",))
+    assert parse_id_file("id=Billing-1\nalias=/a b/c\n# alias = /not/this\nalias   =   /x=y\n") == (
+        "billing-1", ("/a b/c", "/x=y"))
+    for broken in ("", "alias = /a\n", "id = ../elsewhere\n", "id = a/b\n", "id = " + "a" * 81 + "\n"):
+        assert parse_id_file(broken) is None, broken  # never a path of its own: the id names a directory

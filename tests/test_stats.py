@@ -153,7 +153,7 @@ def seed(box: Sandbox) -> None:
     # A private memory of another project sitting in this project's private store: search must reject it.
     other = {"id": "m-elsewhere", "kind": "finding", "project": "/elsewhere/other",
              "title": "Invoice totals rounding differs in the legacy exporter"}
-    box.gate("import", "-", stdin=json.dumps(other) + "\n")
+    box.gate("import", "-", "--keep-project", stdin=json.dumps(other) + "\n")  # without it: this project's
 
 
 WATERFALL = "How does the waterfall reserve account trigger work?"

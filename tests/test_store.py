@@ -54,7 +54,7 @@ def test_round_trip_of_every_field(project: Path) -> None:
     assert again.to_dict() == memory.to_dict()
     assert again.anchors == {"src/ledger.py": memory.anchors["src/ledger.py"]}
     assert again.anchors["src/ledger.py"].startswith("sha256:")
-    assert again.project == str(project.resolve())
+    assert again.project == store.paths.key and store.paths.how == "repository"  # the repository, not the path
 
 
 def test_private_files_and_dirs_are_owner_only(project: Path) -> None:
@@ -222,7 +222,9 @@ def test_no_leakage_between_projects_sharing_vocabulary(tmp_path: Path, gate) ->
     beta_file = Store.for_cwd(str(b)).locate(beta_id)
     alpha_store = Path(ProjectPaths.for_cwd(a).private_store)
     copied = alpha_store / beta_file.name
-    copied.write_text(beta_file.read_text().replace(f'project = "{b.resolve()}"', f'project = "{a.resolve()}"'))
+    a_key, b_key = ProjectPaths.for_cwd(a).key, ProjectPaths.for_cwd(b).key
+    assert f'project = "{b_key}"' in beta_file.read_text()  # bound to beta's repository, not its path
+    copied.write_text(beta_file.read_text().replace(f'project = "{b_key}"', f'project = "{a_key}"'))
     code, out, _ = gate("search", "kafka consumer group", "--json", "--project", str(a))
     assert beta_id in [h["id"] for h in json.loads(out)["hits"]]  # stamped as alpha's, it is alpha's memory
     copied.unlink()
@@ -355,7 +357,7 @@ def test_import_fills_defaults(gate, project: Path) -> None:
     code, out, _ = gate("show", memory_id, "--json")
     data = json.loads(out)
     assert data["scope"] == "private" and data["source"] == "agent" and data["status"] == "active"
-    assert data["project"] == str(project.resolve())
+    assert data["project"] == ProjectPaths.for_cwd(project).key
 
 
 def test_body_from_stdin_and_json_output(gate) -> None:

@@ -8,6 +8,8 @@ import json
 
 from gate.install import diagnose
 from gate.install.commands import resolve_project
+from gate.paths import ProjectPaths
+from gate.project_migrate import unmerged
 
 _MARKS = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
 
@@ -20,8 +22,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "Checks the hook wiring in every Claude Code settings file and the plugin, runs each wired hook once "
             "with a synthetic event (tagged GATE_DOCTOR=1, so stats leave it out) and reports its whole-process "
             "latency, then the memory store and index, the config, the rules, recent hook failures, and other "
-            "memory tools (including Claude Code's own auto memory). Changes nothing. Exit 1 when something is "
-            "broken."
+            "memory tools (including Claude Code's own auto memory). Names the project and how it was identified "
+            "(its repository's id, made on first use, or the directory outside any repository). Changes nothing "
+            "else. Exit 1 when something is broken."
         ),
     )
     parser.add_argument("--project", metavar="DIR", help="the project (default: the project of the cwd)")
@@ -46,12 +49,19 @@ def run(args: argparse.Namespace) -> int:
         stamp = diagnose.clear_errors(root)
         if not args.json:
             print(f"gate doctor: hook failures up to {stamp} acknowledged; only newer ones are counted")
+    paths = ProjectPaths.for_cwd(root)  # a repository's first use names its project (and its old stores join)
     checks = diagnose.diagnose(root, run=not args.no_run, agent=args.agent)
     broken = any(check.status == "fail" for check in checks)
+    left = unmerged(paths.dirs.data, paths.root, paths.aliases)
     if args.json:
-        print(json.dumps({"ok": not broken, "project": str(root), "checks": diagnose.as_json(checks)}, indent=2))
+        print(json.dumps({"ok": not broken, "project": str(root), "project_id": paths.key, "identified_by": paths.how,
+                          "repository": paths.repository, "unmerged": left, "checks": diagnose.as_json(checks)},
+                         indent=2))
         return 1 if broken else 0
-    print(f"gate doctor: project {root}")
+    print(f"gate doctor: project {paths.key}, identified by {paths.identified_as}; this checkout: {root}")
+    for store in left:
+        print(f"  WARN  migration: {store} holds memories that differ from this project's copies of them "
+              "(compare, then `gate import` what you keep or delete the folder)")
     for check in checks:
         print(f"  {_MARKS[check.status]}  {check.check}: {check.message}")
         if check.hint and check.status != "ok":

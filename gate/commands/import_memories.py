@@ -20,6 +20,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                             "claude-memory / claude-md")
     parser.add_argument("file", metavar="FILE|DIR", nargs="?", help="JSON lines (- for stdin); with --from: see there")
     add_refusal_options(parser)
+    parser.add_argument("--keep-project", action="store_true",
+                        help="keep the project each line names (default: what is imported is this project's, "
+                        "delivered here whichever checkout, machine or repository it was exported from)")
     add_project_option(parser)
     add_json_option(parser)
     importers.add_options(parser)
@@ -42,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     lines, name = read_lines(args.file)
     try:
         report = open_store(args).import_report(
-            lines, source_name=name, skip_refused=args.skip_refused, replace=args.replace
+            lines, source_name=name, skip_refused=args.skip_refused, replace=args.replace,
+            keep_project=args.keep_project,
         )
     except ImportInterrupted as stopped:
         print_report(stopped.report, name, as_json=args.json, written=stopped.written)

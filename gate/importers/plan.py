@@ -92,7 +92,7 @@ def check(store: Store, items: list[Item], source_prefixes: dict[str, str] | Non
         if item.status == "refused" or item.memory is None:
             continue
         memory = item.memory
-        memory.project = memory.project or store.paths.root
+        memory.project = memory.project or store.paths.key
         try:
             memory.validate()
             refuse_secrets(text_fields(memory), store.paths.root)

@@ -72,10 +72,10 @@ def _supersedes(data: dict[str, Any]) -> list[str]:
     return live_supersedes(str(data.get("status", "active")), shaped)
 
 
-def _belongs(record: dict[str, Any], root: str) -> bool:
+def _belongs(record: dict[str, Any], paths: ProjectPaths) -> bool:
     """Another project's private memory never comes back here, whichever store its file landed in (copied by
     hand, restored into the wrong place): the search, the related appendix and session start skip it too."""
-    return record.get("scope") != "private" or not record.get("project") or record.get("project") == root
+    return record.get("scope") != "private" or paths.owns(record.get("project") or "")
 
 
 def _superseded(scopes: dict[str, dict[str, list[Any]]]) -> set[str]:
@@ -283,7 +283,7 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
         superseded = _superseded(scopes)
         live = {
             memory_id: record for memory_id, record in records.items()
-            if memory_id not in superseded and _belongs(record, paths.root)
+            if memory_id not in superseded and _belongs(record, paths)
         }
         for name, content in _shards(live, defaults).items():
             text = json.dumps(content, separators=(",", ":"))

@@ -256,7 +256,7 @@ def find(index: MemoryIndex, memory: Memory, rules: dict[str, Any] | None = None
     for _, record in candidates:
         if record["id"] in linked or record["id"] == memory.id or record["status"] != "active":
             continue
-        if record.get("scope") == "private" and record.get("project") not in ("", index.paths.root):
+        if record.get("scope") == "private" and not index.paths.owns(record.get("project") or ""):
             continue  # another project's private memory (shared user-scope ones do count)
         comparison = compare(record["title"], memory.title, rules)
         if comparison.duplicate(threshold):

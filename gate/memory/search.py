@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Collection
     from typing import Any
 
+    from gate.paths import ProjectPaths
+
 MAX_QUERY_TERMS = 32
 MAX_CHAIN = 16
 
@@ -187,8 +189,8 @@ def live_head(index: MemoryIndex, record: dict[str, Any]) -> tuple[dict[str, Any
     return None, chain
 
 
-def _belongs(record: dict[str, Any], project: str) -> bool:
-    return record.get("scope") != "private" or not record.get("project") or record["project"] == project
+def _belongs(record: dict[str, Any], project: ProjectPaths) -> bool:
+    return record.get("scope") != "private" or project.owns(record.get("project") or "")
 
 
 def search(
@@ -245,7 +247,7 @@ def search(
         raw = index.search(terms, boosts, stats["matching"], None, weights, stats, load)  # every match, scored
     unread = [score for score, record in raw if record is None]
     raw = [(score, record) for score, record in raw if record is not None]
-    project = index.paths.root
+    project = index.paths
     candidates: list[Candidate] = []
     ranked: dict[str, Hit] = {}
     for score, record in raw:
@@ -405,7 +407,7 @@ def related_appendix(
     conf = rules.get("related", {})
     order = {edge: rank for rank, edge in enumerate(conf.get("edge_order", LINK_TYPES))}
     hit_ids = {hit.id for hit in hits}
-    project = index.paths.root
+    project = index.paths
     found: dict[str, tuple[tuple[int, int], Related]] = {}
     for position, hit in enumerate(hits):
         edges: list[tuple[str, dict[str, Any], str]] = []

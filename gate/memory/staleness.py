@@ -40,8 +40,9 @@ def content_hash(path: str | os.PathLike[str]) -> str:
 def _applies(record: dict[str, Any], root: str | os.PathLike[str]) -> bool:
     """Anchors are relative to the project they were written in; a user-scope memory read from another
     project cannot be checked there (its files are not this project's)."""
-    project = record.get("project") or ""
-    return record.get("scope") != "user" or not project or project == os.fspath(root)
+    from gate.paths import owns  # loaded already
+
+    return record.get("scope") != "user" or owns(root, record.get("project") or "")
 
 
 def check(record: dict[str, Any], root: str | os.PathLike[str]) -> list[tuple[str, str]]:

@@ -220,7 +220,7 @@ class Store:
         `refuse_duplicates` (`gate remember` without --new): a fact that restates a live memory it does not
         link to is refused with DuplicateError."""
         if not memory.project and memory.scope != "team":  # a team file names no machine path (_as_written)
-            memory.project = self.paths.root
+            memory.project = self.paths.key
         for old_id in dict.fromkeys(supersedes):
             if not any(link.type == "supersedes" and link.target == old_id for link in memory.links):
                 memory.links.append(Link("supersedes", old_id))
@@ -379,12 +379,14 @@ class Store:
         return self.import_report(lines, source_name=source_name).ids
 
     def import_report(
-        self, lines: Iterable[str], *, source_name: str = "input", skip_refused: bool = False, replace: bool = False
+        self, lines: Iterable[str], *, source_name: str = "input", skip_refused: bool = False, replace: bool = False,
+        keep_project: bool = False,
     ) -> ImportReport:
         """Import JSON lines as `gate export` writes them (gate/memory/store_import.py)."""
         from gate.memory.store_import import import_report
 
-        return import_report(self, lines, source_name=source_name, skip_refused=skip_refused, replace=replace)
+        return import_report(self, lines, source_name=source_name, skip_refused=skip_refused, replace=replace,
+                             keep_project=keep_project)
 
     # --- index --------------------------------------------------------------------------------------------------
     def catch_up(self, *, deep: bool = False) -> CatchUp:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +96,15 @@ def _mint_free(taken: set[str]) -> str:
 
 
 def import_report(
-    store: Store, lines: Iterable[str], *, source_name: str = "input", skip_refused: bool = False, replace: bool = False
+    store: Store, lines: Iterable[str], *, source_name: str = "input", skip_refused: bool = False,
+    replace: bool = False, keep_project: bool = False,
 ) -> ImportReport:
     """Import JSON lines as `gate export` writes them.
+
+    What is imported becomes the importing project's: each private and user memory's `project` is this
+    project's id (the export of another checkout, machine or repository names that one, and its memories would
+    never be delivered here). `keep_project` keeps the `project` a line names (a line without one is this
+    project's either way).
 
     The whole input is validated first (ids unique, links resolvable within the input or the store, no
     supersession cycle, no secrets). Every refused line is reported with its number. Without `skip_refused`
@@ -133,7 +139,7 @@ def import_report(
     known = _Fingerprints(store) if any(not data.get("id") for _, data in rows) else None
     for number, data in rows:
         try:
-            memory, same = _import_line(store, data, accepted, existing, replace=replace)
+            memory, same = _import_line(store, data, accepted, existing, replace=replace, keep_project=keep_project)
             if not data.get("id"):
                 assert known is not None
                 already = known.match(memory)
@@ -201,13 +207,16 @@ def _write_imported(store: Store, fresh: list[Memory], replaced: list[Memory], w
                        new=new, placed=written)
 
 def _import_line(
-    store: Store, data: dict[str, Any], accepted: dict[str, tuple[int, Memory]], existing: set[str], *, replace: bool
+    store: Store, data: dict[str, Any], accepted: dict[str, tuple[int, Memory]], existing: set[str], *, replace: bool,
+    keep_project: bool = False,
 ) -> tuple[Memory, bool]:
     """The memory of one line, and whether the store holds it as it is already."""
     if not data.get("id"):
         data = {k: v for k, v in data.items() if k != "id"}  # minted by the caller, free in store and input
-    if not data.get("project"):
-        data["project"] = store.paths.root
+    if not keep_project or not data.get("project"):
+        # bound to this project; a memory the store holds under a name of this project keeps that name (the
+        # same export imported again is unchanged, not a difference)
+        data["project"] = store.paths.key
     fields_to_project(data, store.paths.root)  # an absolute path inside the project: made relative
     if data.get("id") is not None and not ID_PATTERN.match(str(data["id"])):
         raise ValidationError(f"invalid id {data['id']!r}")
@@ -220,7 +229,7 @@ def _import_line(
         where = store._scope_of(path) if path is not None else memory.scope
         if where != memory.scope:
             raise ValidationError(f"id {memory.id!r} exists in the {where} store, not the {memory.scope} one")
-        same = path is not None and _holds(path, memory, data)
+        same = path is not None and _holds(path, memory, data, store.paths.owns)
         if not same and not replace:
             raise ValidationError(
                 f"id {memory.id!r} exists in the store, and differs from this line (--replace writes over it)"
@@ -253,16 +262,19 @@ def _refuse_cycles(
         graph[memory_id] = targets
     return refused
 
-def _holds(path: Path, memory: Memory, given: dict[str, Any]) -> bool:
+def _holds(path: Path, memory: Memory, given: dict[str, Any], owns: Callable[[str], bool]) -> bool:
     """Whether the file at `path` is `memory` as it would be written (an unreadable file is not). A field
     the line leaves out (no `created`, say, which the import fills with the time of this run) is not a
-    difference: the same line imported twice is the same memory."""
+    difference: the same line imported twice is the same memory. Two names of this project (its id, a path
+    it had before) are the same project."""
     try:
         current = read_memory(path)
     except (CorruptMemoryFile, OSError):
         return False
     current.scope = memory.scope
     stored, line = as_written(current).to_dict(), as_written(memory).to_dict()
+    if owns(stored["project"]) and owns(line["project"]):
+        line["project"] = stored["project"]
     return all(stored[key] == line[key] for key in line if key in given)
 
 

@@ -13,12 +13,12 @@ from typing import Any
 from gate.memory.files import CorruptMemoryFile, iter_memories
 from gate.memory.model import Memory
 from gate.memory.supersession import effective_status, live_supersedes
-from gate.paths import ProjectPaths, project_key, user_dirs
+from gate.paths import ProjectPaths, user_dirs
 
 
 def _stores(project: Path | None) -> list[tuple[str, Path]]:
     if project is not None:
-        paths = ProjectPaths(root=project, key=project_key(project), dirs=user_dirs())
+        paths = ProjectPaths.for_cwd(project)
         return [(scope, Path(paths.store_for_scope(scope))) for scope in ("private", "team", "user")]
     projects_dir = Path(user_dirs().data, "projects")
     stores: list[tuple[str, Path]] = []

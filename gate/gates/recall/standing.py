@@ -27,10 +27,10 @@ STANDING_KINDS = ("directive", "preference")  # with the tasks: delivered in ful
 
 def _of_kind(ctx: HookContext, kind: str, limit: int = STANDING_LIMIT) -> list[dict]:
     """Active memories of one kind in this project and the user scope, newest first."""
-    project = ctx.paths.root
+    owns = ctx.paths.owns
     found = [
         r for r in ctx.index.of_kind(kind, limit)  # by_field("kind", …), kept for the index's commit
-        if r["status"] == "active" and (r.get("scope") != "private" or not r.get("project") or r["project"] == project)
+        if r["status"] == "active" and (r.get("scope") != "private" or owns(r.get("project") or ""))
     ]
     return sorted(found, key=lambda r: r.get("created", ""), reverse=True)
 

@@ -21,7 +21,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "stays as it is; the previous file is backed up under gate's state directory. Safe to run again. "
             "Project scope (usually committed) wires a command that names no path of this machine: it runs "
             "~/.local/share/memory-gate/hook, this machine's launcher, which project-scope installs write; where "
-            "there is none (a teammate without gate) the hooks exit 0 and say on stderr how to set gate up. "
+            "there is none (a teammate without gate) the hooks exit 0, and at session start Claude Code shows one "
+            "line saying how to set gate up. "
             "It also adds permissions.allow rules that let the agent run gate search, show, remember and verify "
             "without an approval prompt (nothing else: a command chained to one of them still asks). Project scope "
             "writes them as `gate`; when gate is not on PATH, so that its messages name it by absolute path, that "
@@ -79,20 +80,20 @@ def run(args: argparse.Namespace) -> int:
         for note in plan.notes:
             print(note, file=sys.stderr)
         return 0
-    command = wiring.command_for(args.scope, python)
+    portable = args.scope == "project"  # project scope wires the portable commands (wiring.commands_for)
     if result.changed:
         print(f"wired {', '.join(wiring.EVENT_NAMES)} into {plan.path} ({args.scope} scope)")
-        if wiring.is_portable(command):
+        if portable:
             print(f"hooks run: ~/{launcher.RELATIVE}, this machine's launcher (the command names no machine's path)")
         else:
-            print(f"hooks run: {command}")
+            print(f"hooks run: {wiring.hook_command(python)}")
         print(_rules_line(args.scope, python))
         if result.backup:
             print(f"previous file saved as {result.backup}")
     else:
         print(f"gate is already wired in {plan.path}; nothing changed")
     _apply_machine_rules(machine, python)
-    if wiring.is_portable(command):
+    if portable:
         _write_launcher(python, dry_run=False, quiet_if_unchanged=True)  # install.sh wrote it a moment ago
     for note in plan.notes:
         print(note, file=sys.stderr)

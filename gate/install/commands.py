@@ -73,9 +73,9 @@ def plan_install(scope: str, root: Path, python: str, hooks: bool = True) -> Pla
     before = files.read_text(path)
     if before is not None and before.strip():
         files.check_json(path, before)
-    command = wiring.command_for(scope, python)
+    commands = wiring.commands_for(scope, python)
     try:
-        after = wiring.merge(before, command) if hooks else before
+        after = wiring.merge(before, commands) if hooks else before
         after = _merge_rules(after, permissions.desired_rules(scope, python))
     except wiring.SettingsShapeError as error:
         raise GateError(
@@ -96,14 +96,15 @@ def plan_install(scope: str, root: Path, python: str, hooks: bool = True) -> Pla
         plan.notes.append("warning: gate.hook is missing from this installation; the hooks will fail until it is")
     if scope == "project" and plan.changes:  # said once, when the file is written, not on every re-run
         plan.notes.append(
-            f"note: commit {path.name}; on a teammate's machine without gate its hooks do nothing (exit 0, one line "
-            "on stderr saying how to set gate up), and once they have set gate up it works for them as is"
+            f"note: commit {path.name}; on a teammate's machine without gate its hooks do nothing (exit 0; at "
+            "session start Claude Code shows them one line saying how to set gate up), and once they have set gate "
+            "up it works for them as is"
         )
-    plan.notes.extend(_other_wiring_notes(scope, root, command))
+    plan.notes.extend(_other_wiring_notes(scope, root, set(commands.values())))
     return plan
 
 
-def _other_wiring_notes(scope: str, root: Path, command: str) -> list[str]:
+def _other_wiring_notes(scope: str, root: Path, ours: set[str]) -> list[str]:
     """Warn when gate is already wired elsewhere with another command: Claude Code would run both."""
     notes = []
     for other, path in files.all_settings_paths(root).items():
@@ -117,7 +118,7 @@ def _other_wiring_notes(scope: str, root: Path, command: str) -> list[str]:
         except jsonedit.JSONSyntaxError:
             continue
         commands = {entry.command for entry in wiring.find_gate_entries(data)}
-        if commands - {command}:
+        if commands - ours:
             notes.append(
                 f"warning: {path} ({other} scope) also wires gate with another command, so each hook would run "
                 f"twice; remove one with `gate uninstall --scope {other}`"

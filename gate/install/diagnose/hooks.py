@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from gate.install import launcher, wiring
 from gate.install.diagnose.base import Check, Wired, event_order
 from gate.install.diagnose.errors import parse
 from gate.install.diagnose.plugin import plugin_not_ready
@@ -124,6 +125,10 @@ def run_hooks(wired: list[Wired], root: Path) -> list[Check]:
         if problem is None and not setting_up and not proc.stdout.strip() and said:
             # A launcher that found no gate (or no interpreter) exits 0 and says so on stderr, and nothing ran.
             problem = f"it did nothing and said: {said[-1][:300]}"
+        if problem is None and wiring.is_portable(w.command) and not launcher.path().is_file():
+            # The committed command without this machine's launcher: exit 0, silent (SessionStart shows the user
+            # one line), and nothing ran.
+            problem = f"it did nothing: gate is not set up on this machine (no launcher {launcher.path()})"
         if problem:
             checks.append(Check("hooks", "fail", f"{w.event} ({w.source}): {problem}", details=details))
         elif setting_up:

@@ -539,20 +539,37 @@ def test_project_install_dry_run_shows_the_local_rules_and_writes_nothing(
     assert not (project / ".claude").exists()
 
 
-def test_local_settings_git_does_not_ignore_are_said(
+def test_local_settings_are_kept_out_of_git_and_uninstall_takes_the_line_back(
     gate: Gate, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The local file names this machine's paths: where git would commit it, the install says so."""
+    """The local file names this machine's paths, and Claude Code ignores it only when it creates it: where git
+    would commit it (`git add -A`), the install adds it to the project's .gitignore, and the uninstall takes back
+    exactly what the install added."""
     _gate_off_path(monkeypatch)
     repo = _git_project(tmp_path)
-    _, _, err = install(gate, repo)
-    assert "git does not ignore .claude/settings.local.json" in err
+    code, out, _ = install(gate, repo)
+    assert code == 0 and ".gitignore" in out, out
+    ignored = subprocess.run(["git", "check-ignore", "-q", ".claude/settings.local.json"], cwd=repo)
+    assert ignored.returncode == 0  # git ignores it now
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=repo, capture_output=True, text=True)
+    assert staged.stdout.split() == [".claude/settings.json", ".gitignore"]  # what a teammate gets, no more
+    assert install(gate, repo)[1].count(".gitignore") == 0  # a re-run adds nothing
     uninstall(gate, repo)
-    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
-    _, _, err = install(gate, repo)
-    assert "does not ignore" not in err
-    _, _, err = install(gate, repo, "--scope", "local", "--permissions-only")
-    assert "does not ignore" not in err
+    assert not (repo / ".gitignore").exists() and not (repo / ".claude").exists()  # gate created both
+
+    mine = "node_modules/\n*.log\n"
+    (repo / ".gitignore").write_text(mine)
+    install(gate, repo, "--scope", "local")
+    assert (repo / ".gitignore").read_text().startswith(mine) and "/.claude/settings.local.json" in (
+        repo / ".gitignore").read_text()
+    uninstall(gate, repo, "--scope", "local")
+    assert (repo / ".gitignore").read_text() == mine  # byte for byte
+
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")  # the project ignores it already
+    code, out, _ = install(gate, repo)
+    assert code == 0 and ".gitignore" not in out
+    assert (repo / ".gitignore").read_text() == ".claude/settings.local.json\n"
 
 
 def test_rules_are_spelled_as_the_messages_spell_gate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 
 from gate import render
 from gate.install import commands, files, launcher, permissions, wiring
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     plan = commands.plan_install(args.scope, root, python, hooks=not args.permissions_only)
     # Planned before anything is written: an invalid local file refuses the whole command.
     machine = commands.plan_machine_rules(root, python) if args.scope == "project" else None
+    local = next((p for p in (plan, machine) if p is not None and p.scope == "local"), None)
     if args.dry_run:
         if plan.changes:
             sys.stdout.write(plan.diff())
@@ -70,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"gate is already wired in {plan.path}; nothing to change")
         if machine is not None and machine.changes:
             sys.stdout.write(machine.diff())
+        if local is not None and (ignore := commands.plan_ignore_local(root, local.after)) is not None:
+            sys.stdout.write(ignore.diff())
         if args.scope == "project" and not args.permissions_only:
             _write_launcher(python, dry_run=True)
         return 0
@@ -77,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if args.permissions_only:
         _say_rules(plan, result.changed, args.scope, python)
         _apply_machine_rules(machine, python)
+        _ignore_local(root, local)
         for note in plan.notes:
             print(note, file=sys.stderr)
         return 0
@@ -93,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"gate is already wired in {plan.path}; nothing changed")
     _apply_machine_rules(machine, python)
+    _ignore_local(root, local)
     if portable:
         _write_launcher(python, dry_run=False, quiet_if_unchanged=True)  # install.sh wrote it a moment ago
     for note in plan.notes:
@@ -114,6 +120,15 @@ def _apply_machine_rules(machine: commands.Plan | None, python: str) -> None:
               f"{machine.path} (local scope, not for committing); with gate on PATH the committed rules do")
     for note in machine.notes:
         print(note, file=sys.stderr)
+
+
+def _ignore_local(root: Path, local: commands.Plan | None) -> None:
+    """The local settings file names this machine's paths: where git would commit it, add it to .gitignore."""
+    if local is None or (ignore := commands.plan_ignore_local(root, local.after)) is None:
+        return
+    commands.apply(ignore)
+    print(f"added {ignore.after.splitlines()[-1] if ignore.after else ''} to {ignore.path}: it names this machine's "
+          "paths and stays out of commits (gate uninstall takes the line back)")
 
 
 def _rules_line(scope: str, python: str) -> str:

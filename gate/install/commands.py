@@ -5,14 +5,12 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gate import render
 from gate.errors import GateError
-from gate.install import files, jsonedit, permissions, wiring
+from gate.install import files, gitignore, jsonedit, permissions, wiring
 from gate.paths import project_root
 
 
@@ -88,8 +86,6 @@ def plan_install(scope: str, root: Path, python: str, hooks: bool = True) -> Pla
             'Claude Code expects {"permissions": {"allow": ["RULE", ...]}}; fix the file, then run this again',
         ) from None
     plan = Plan(scope, path, before, after)
-    if scope == "local" and plan.changes and (note := untracked_note(path, root)):
-        plan.notes.append(note)
     if not hooks:
         return plan
     if importlib.util.find_spec("gate.hook") is None:
@@ -146,25 +142,33 @@ def plan_machine_rules(root: Path, python: str) -> Plan | None:
     return plan_install("local", root, python, hooks=False)
 
 
-def untracked_note(path: Path, root: Path) -> str | None:
-    """A warning when a file that names this machine's paths is not ignored by the project's git (Claude Code
-    ignores .claude/settings.local.json only when it creates the file itself); None outside git, or ignored."""
-    git = shutil.which("git")
-    if git is None:
-        return None
+def holds_gate(text: str | None) -> bool:
+    """Whether a settings file's text holds any of gate's hook entries or allow rules."""
+    if text is None or not text.strip():
+        return False
     try:
-        inside = subprocess.run([git, "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True,
-                                text=True, timeout=10)
-        if inside.returncode != 0 or inside.stdout.strip() != "true":
-            return None
-        ignored = subprocess.run([git, "check-ignore", "-q", str(path)], cwd=root, capture_output=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
+        data = jsonedit.loads_strict(text.removeprefix("\ufeff"))
+    except jsonedit.JSONSyntaxError:
+        return False
+    return bool(wiring.find_gate_entries(data) or permissions.gate_rules(data))
+
+
+def plan_ignore_local(root: Path, local_text: str | None) -> Plan | None:
+    """The project's .gitignore with .claude/settings.local.json in it, when that file will hold gate's content
+    (`local_text`: its text after the install) and git would commit it; None otherwise."""
+    if not holds_gate(local_text):
         return None
-    if ignored.returncode != 1:  # 0: ignored; 128: git could not tell
+    planned = gitignore.plan_ignore(files.settings_path("local", root), root)
+    return Plan("gitignore", *planned) if planned else None
+
+
+def plan_unignore_local(root: Path, local_text: str | None) -> Plan | None:
+    """The lines an install added to the .gitignore taken back, once the local settings file holds nothing of
+    gate's (`local_text`: its text after the uninstall); None otherwise."""
+    if holds_gate(local_text):
         return None
-    relative = path.relative_to(root) if path.is_relative_to(root) else path
-    return (f"note: git does not ignore {relative}, which names this machine's paths: add it to .gitignore "
-            "(Claude Code's convention: it stays out of commits)")
+    planned = gitignore.plan_unignore(root)
+    return Plan("gitignore", *planned) if planned else None
 
 
 def plan_uninstall(scope: str, root: Path) -> Plan:

@@ -4,7 +4,9 @@ Stop block, what a teammate without gate is shown, and what a resumed session is
 Measured on Claude Code 2.1.332: after a Stop block the model also reads "Stop hook blocking error from command:
 "<the command>"", so the committed command must say nothing; a SessionStart `systemMessage` is shown to the user
 ("SessionStart:startup says: …") and never reaches the model; `--resume SID` and `--continue` keep the session id
-and fire SessionStart with source `resume`, the earlier context still in the conversation.
+and fire SessionStart with source `resume`, the earlier context still in the conversation. The CLI drops a
+SessionStart context identical to one the conversation already holds, so a second index reaches the model once it
+differs in anything (a memory added or edited since, a date, a stale mark): that is the case tested.
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ def test_a_resumed_session_is_not_given_the_index_it_already_holds(
     last = request_text(resumed.main_requests[-1])
     assert last.count(f"- {gotcha} ·") == 1 and last.count(f"- {finding} ·") == 1, "the index came again"
 
+    # (with the store unchanged an index identical to the first is dropped by the CLI itself; one memory more:)
     added = wired.remember("The staging server clock runs five minutes late", "--kind", "gotcha")
     continued = claude.run("Now log the request id too.", args=["--continue"])
     assert continued.session_id == sid

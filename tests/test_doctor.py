@@ -96,7 +96,8 @@ def test_missing_interpreter_is_broken(gate: Gate, project: Path, tmp_path: Path
     code, report = doctor(gate)
     assert code == 1
     assert any("does not exist" in c["message"] for c in of(report, "wiring", "fail"))
-    assert of(report, "hooks", "fail")  # and running it fails too
+    runs = of(report, "hooks", "fail")  # and running it does nothing, at every event (SessionStart's notice too)
+    assert {c["details"]["event"] for c in runs} == set(wiring.EVENT_NAMES), runs
 
 
 def test_partial_wiring_is_broken(gate: Gate, project: Path) -> None:

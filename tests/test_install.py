@@ -850,13 +850,20 @@ def test_committed_command_fails_open_when_the_launcher_interpreter_is_gone(
     python.parent.mkdir(parents=True)
     python.symlink_to(sys.executable)
     install(gate, project, "--python", str(python))
-    command = gate_groups(json.loads(settings_file(project).read_text()))["Stop"][0]["hooks"][0]["command"]
+    data = json.loads(settings_file(project).read_text())
     python.unlink()  # the venv deleted since
     for spec in wiring.EVENTS:
+        command = gate_groups(data)[spec.event][0]["hooks"][0]["command"]
         proc = _run_committed(command, project, Path.home(), spec.event)
-        assert proc.returncode == 0 and proc.stdout == ""
-        (line,) = proc.stderr.splitlines()
+        assert proc.returncode == 0, (spec.event, proc.stderr)
+        (line,) = proc.stderr.splitlines()  # for --debug, with the path
         assert str(python) in line and "does not exist" in line and "gate install" in line
+        if spec.event != "SessionStart":
+            assert proc.stdout == "", spec.event
+            continue
+        # at session start, one line Claude Code shows the user (its stderr only --debug shows)
+        assert json.loads(proc.stdout) == {"systemMessage": launcher.GONE}
+        assert "moved or deleted" in launcher.GONE and "gate install" in launcher.GONE
 
 
 def _write_whole_event(command: str, home: Path, project: Path, size: int) -> tuple[int, str, str | None]:

@@ -90,6 +90,13 @@ def hook_argv(python: str) -> list[str]:
     return [python, "-I", "-S", "-c", entry_code(path)]
 
 
+# Said at SessionStart where the launcher's interpreter is gone (in a JSON string inside '...': no quote in it).
+GONE = (
+    "memory-gate: the Python environment of gate on this machine was moved or deleted, so its hooks do nothing; "
+    "run gate install again from the environment gate is installed in"
+)
+
+
 def text(python: str) -> str:
     """The launcher for an interpreter. It fails open too: a venv deleted since gives exit 0 and one line."""
     switches = " ".join(shlex.quote(arg) for arg in hook_argv(python)[1:])
@@ -102,9 +109,13 @@ def text(python: str) -> str:
         'if [ -x "$python" ]; then\n'
         f'    exec "$python" {switches}\n'
         "fi\n"
-        "cat >/dev/null 2>&1  # drain the event: Claude Code writes it whether or not we read it\n"
+        "event=$(cat 2>/dev/null)  # drain the event: Claude Code writes it whether or not we read it\n"
         "echo \"memory-gate: $python does not exist (gate's environment was moved or deleted), so the hooks do"
         ' nothing; run gate install again from the environment gate is installed in" >&2\n'
+        "# at session start, one line Claude Code shows the user (stderr it shows only in --debug)\n"
+        "case $event in *'\"hook_event_name\":\"SessionStart\"'*|*'\"hook_event_name\": \"SessionStart\"'*)\n"
+        f"    echo '{{\"systemMessage\":\"{GONE}\"}}' ;;\n"
+        "esac\n"
         "exit 0\n"
     )
 

@@ -71,6 +71,16 @@ def _valid_answer(event: str, stdout: str) -> str | None:
     return None
 
 
+def _notice_only(stdout: str) -> bool:
+    """Whether an answer is only gate's own notice to the user (`systemMessage`), not the hook's work."""
+    try:
+        answer = json.loads(stdout)
+    except ValueError:
+        return False
+    return (isinstance(answer, dict) and list(answer) == ["systemMessage"]
+            and str(answer["systemMessage"]).startswith("memory-gate"))
+
+
 def run_hooks(wired: list[Wired], root: Path) -> list[Check]:
     """Run each distinct wired command once per event with a synthetic event; whole-process latency."""
     session = f"gate-doctor-{uuid.uuid4().hex[:12]}"
@@ -122,7 +132,8 @@ def run_hooks(wired: list[Wired], root: Path) -> list[Check]:
         if problem is None and failures and not setting_up:
             problem = f"it failed open (error log: {failures[-1][:300]})"
         said = [line for line in proc.stderr.splitlines() if line.startswith("memory-gate")]
-        if problem is None and not setting_up and not proc.stdout.strip() and said:
+        notice = _notice_only(proc.stdout)  # a launcher's SessionStart line for the user, and nothing else
+        if problem is None and not setting_up and (not proc.stdout.strip() or notice) and said:
             # A launcher that found no gate (or no interpreter) exits 0 and says so on stderr, and nothing ran.
             problem = f"it did nothing and said: {said[-1][:300]}"
         if problem is None and wiring.is_portable(w.command) and not launcher.path().is_file():

@@ -316,3 +316,44 @@ def test_invalid_triggers_are_refused_at_write_time(payments: Path) -> None:
         assert "hint:" in proc.stderr
         value = spec.partition(":")[2].split(",")[0]
         assert not value or value not in proc.stderr  # clause names only: a value may be a secret
+
+
+@pytest.mark.parametrize("kind", ["decision", "reference", "finding", "fix", "task", "preference", "directive"])
+def test_every_kind_stored_with_a_path_shows_on_first_touch(payments: Path, kind: str) -> None:
+    """The README: a memory tied to a file (`--path`) shows when the agent first reads or edits it. It held for
+    gotchas only (rules/triggers.toml gave the path cue to them alone): a decision or a reference with --path
+    never showed at the file."""
+    memory = remember(payments, f"Refund amounts are computed in cents (a {kind} about refunds.py)", "--kind", kind,
+                      "--path", "src/payments/refunds.py")
+    out = read(payments, f"touch-{kind}", "src/payments/refunds.py", tool="Edit")
+    assert out is not None and memory in out, kind
+    record = last_audit()
+    assert (record["reason"], record["delivered"]) == ("FIRED_PATH", [memory])
+    assert read(payments, f"touch-{kind}", "src/api/views.py") is None  # another file: no cue
+
+
+def test_a_directive_with_a_path_shown_at_session_start_is_not_shown_again_at_the_file(payments: Path) -> None:
+    directive = remember(payments, "Refunds are never issued without a ticket number", "--kind", "directive",
+                         "--path", "src/payments/refunds.py")
+    opening = hook(payments, "SessionStart", "d1", source="startup")
+    assert opening is not None and directive in opening  # its kind's session-start cue still holds
+    assert read(payments, "d1", "src/payments/refunds.py") is None  # once per window, whichever gate delivered it
+
+
+def test_remember_says_when_a_path_will_not_show_the_memory(payments: Path) -> None:
+    """Where a project's rules give a kind no path cue, `gate remember --path` says so at write time, and nothing
+    is said where the path shows it (every kind, by the shipped rules)."""
+    stored = gate_cli(payments, "remember", "Refunds round half-even like the ledger", "--kind", "decision",
+                      "--path", "src/payments/refunds.py")
+    assert stored.returncode == 0 and "path cue" not in stored.stderr, stored.stderr
+    rules = payments / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "triggers.toml").write_text('[defaults]\ndecision = []\n')
+    stored = gate_cli(payments, "remember", "Refund reasons come from the support tool", "--kind", "decision",
+                      "--path", "src/payments/refunds.py")
+    assert stored.returncode == 0, stored.stderr
+    note = stored.stderr
+    assert "will not show when the agent touches src/payments/refunds.py" in note, note
+    assert "--on 'path:src/payments/refunds.py'" in note
+    out = read(payments, "n1", "src/payments/refunds.py")
+    assert out is None or stored.stdout.strip() not in out  # what the note says

@@ -128,25 +128,30 @@ def test_a_teammate_is_told_the_one_command_of_the_readme() -> None:
     assert "./install.sh ~/code/my-project" in readme  # the README's one command: set up and wire
     assert "./install.sh /path/to/this/project" in wiring.NOT_INSTALLED
     assert "then gate install" not in wiring.NOT_INSTALLED  # not a second step the README does not have
-    assert "'" not in wiring.NOT_INSTALLED and wiring.NOT_INSTALLED in wiring.PORTABLE_COMMAND
+    assert not set("'\"\\") & set(wiring.NOT_INSTALLED)  # it sits in a JSON string inside '...'
+    assert json.dumps(wiring.NOT_INSTALLED) in wiring.PORTABLE_SESSION_START
 
 
 def test_a_command_committed_by_an_earlier_gate_is_still_portable(gate: Gate, project: Path) -> None:
-    """The message in the committed command changed: the command an earlier gate committed is not another
-    machine's interpreter to doctor, and `gate install` replaces it."""
+    """The committed commands changed: the ones an earlier gate committed are not another machine's interpreter
+    to doctor, and `gate install` replaces them."""
     from gate.install import wiring
 
-    (earlier,) = wiring.EARLIER_PORTABLE
-    assert wiring.is_portable(earlier)
-    assert gate("install", "--project", str(project))[0] == 0
-    settings = project / ".claude" / "settings.json"
-    settings.write_text(settings.read_text().replace(json.dumps(wiring.PORTABLE_COMMAND)[1:-1],
-                                                     json.dumps(earlier)[1:-1]))
-    assert json.dumps(earlier)[1:-1] in settings.read_text()
-    code, report = doctor(gate, "--no-run")
-    assert code == 0, [c for c in report["checks"] if c["status"] != "ok"]
-    assert gate("install", "--project", str(project))[0] == 0
-    assert json.dumps(wiring.PORTABLE_COMMAND)[1:-1] in settings.read_text()
+    assert len(wiring.EARLIER_PORTABLE) == 2
+    for earlier in sorted(wiring.EARLIER_PORTABLE):
+        assert wiring.is_portable(earlier)
+        assert gate("install", "--project", str(project))[0] == 0
+        settings = project / ".claude" / "settings.json"
+        text = settings.read_text()
+        for current in (wiring.PORTABLE_COMMAND, wiring.PORTABLE_SESSION_START):
+            text = text.replace(json.dumps(current)[1:-1], json.dumps(earlier)[1:-1])
+        settings.write_text(text)
+        assert json.dumps(wiring.PORTABLE_COMMAND)[1:-1] not in settings.read_text()
+        code, report = doctor(gate, "--no-run")
+        assert code == 0, [c for c in report["checks"] if c["status"] != "ok"]
+        assert gate("install", "--project", str(project))[0] == 0
+        assert json.dumps(wiring.PORTABLE_COMMAND)[1:-1] in settings.read_text()
+        assert json.dumps(earlier)[1:-1] not in settings.read_text()
 
 
 def test_install_sh_names_the_launcher_once_and_a_doctor_that_runs(tmp_path: Path, project: Path) -> None:

@@ -126,7 +126,7 @@ def assert_wired(data: dict[str, Any], python: str = sys.executable, scope: str 
         assert entry["type"] == "command"
         assert entry["timeout"] == spec.timeout
         if scope == "project":
-            assert entry["command"] == wiring.PORTABLE_COMMAND
+            assert entry["command"] == wiring.commands_for("project", python)[spec.event]
             assert launcher.interpreter() == python
             assert python not in entry["command"]  # a committed file names no path of this machine
         else:  # the launcher's own command
@@ -539,20 +539,37 @@ def test_project_install_dry_run_shows_the_local_rules_and_writes_nothing(
     assert not (project / ".claude").exists()
 
 
-def test_local_settings_git_does_not_ignore_are_said(
+def test_local_settings_are_kept_out_of_git_and_uninstall_takes_the_line_back(
     gate: Gate, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The local file names this machine's paths: where git would commit it, the install says so."""
+    """The local file names this machine's paths, and Claude Code ignores it only when it creates it: where git
+    would commit it (`git add -A`), the install adds it to the project's .gitignore, and the uninstall takes back
+    exactly what the install added."""
     _gate_off_path(monkeypatch)
     repo = _git_project(tmp_path)
-    _, _, err = install(gate, repo)
-    assert "git does not ignore .claude/settings.local.json" in err
+    code, out, _ = install(gate, repo)
+    assert code == 0 and ".gitignore" in out, out
+    ignored = subprocess.run(["git", "check-ignore", "-q", ".claude/settings.local.json"], cwd=repo)
+    assert ignored.returncode == 0  # git ignores it now
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=repo, capture_output=True, text=True)
+    assert staged.stdout.split() == [".claude/settings.json", ".gitignore"]  # what a teammate gets, no more
+    assert install(gate, repo)[1].count(".gitignore") == 0  # a re-run adds nothing
     uninstall(gate, repo)
-    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
-    _, _, err = install(gate, repo)
-    assert "does not ignore" not in err
-    _, _, err = install(gate, repo, "--scope", "local", "--permissions-only")
-    assert "does not ignore" not in err
+    assert not (repo / ".gitignore").exists() and not (repo / ".claude").exists()  # gate created both
+
+    mine = "node_modules/\n*.log\n"
+    (repo / ".gitignore").write_text(mine)
+    install(gate, repo, "--scope", "local")
+    assert (repo / ".gitignore").read_text().startswith(mine) and "/.claude/settings.local.json" in (
+        repo / ".gitignore").read_text()
+    uninstall(gate, repo, "--scope", "local")
+    assert (repo / ".gitignore").read_text() == mine  # byte for byte
+
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")  # the project ignores it already
+    code, out, _ = install(gate, repo)
+    assert code == 0 and ".gitignore" not in out
+    assert (repo / ".gitignore").read_text() == ".claude/settings.local.json\n"
 
 
 def test_rules_are_spelled_as_the_messages_spell_gate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -772,8 +789,9 @@ def _run_committed(command: str, project: Path, home: Path, event: str) -> subpr
 
 
 def test_committed_command_fails_open_where_gate_is_not_set_up(gate: Gate, project: Path, tmp_path: Path) -> None:
-    """A teammate's machine: the project's committed settings, no gate there. Every hook exits 0, prints nothing
-    for Claude Code (stdout reaches the model), and says on stderr in one line how to set gate up."""
+    """A teammate's machine: the project's committed settings, no gate there. Every hook exits 0 and prints nothing
+    for the model; SessionStart alone answers a `systemMessage`, the one line Claude Code shows the user (and not
+    the model) at session start, saying how to set gate up."""
     install(gate, project)
     data = json.loads(settings_file(project).read_text())
     teammate = tmp_path / "teammate-home"
@@ -783,9 +801,61 @@ def test_committed_command_fails_open_where_gate_is_not_set_up(gate: Gate, proje
         assert sys.executable not in command and str(Path.home()) not in command
         proc = _run_committed(command, project, teammate, spec.event)
         assert proc.returncode == 0, (spec.event, proc.stderr)
-        assert proc.stdout == ""
-        (line,) = proc.stderr.splitlines()
-        assert "not set up on this machine" in line and "./install.sh" in line and "gate install" in line
+        assert proc.stderr == ""
+        if spec.event != "SessionStart":
+            assert proc.stdout == "", spec.event
+            continue
+        answer = json.loads(proc.stdout)
+        assert list(answer) == ["systemMessage"]
+        (line,) = answer["systemMessage"].splitlines()
+        assert "not set up on this machine" in line and "./install.sh /path/to/this/project" in line
+
+
+PROSE = re.compile(r"[A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}")  # three words in a row: a sentence, not a command
+
+
+def test_committed_commands_are_short_and_hold_no_prose(gate: Gate, project: Path) -> None:
+    """After a Stop block the CLI also shows the model "Stop hook blocking error from command: "<command>"": a
+    command that says "memory-gate … is not set up on this machine" told the model gate was absent while gate
+    blocked it. Every command that can block is short and says nothing; SessionStart (which never blocks, so is
+    never echoed) carries the teammate's one line, and only it."""
+    install(gate, project)
+    text = settings_file(project).read_text()
+    data = json.loads(text)
+    for spec in wiring.EVENTS:
+        command = gate_groups(data)[spec.event][0]["hooks"][0]["command"]
+        if spec.event == "SessionStart":
+            assert PROSE.search(command) and len(command) <= 300
+            continue
+        assert len(command) <= 120, (spec.event, len(command))
+        assert not PROSE.search(command), command
+        assert "not set up" not in command and "install" not in command
+    assert len(text) <= 2500, len(text)  # the file a teammate reviews in a PR (with six prose lines: 4,000)
+
+
+def test_install_migrates_the_commands_an_earlier_gate_committed(gate: Gate, project: Path) -> None:
+    """A project whose committed settings hold an earlier gate's portable command (one prose line in every
+    event): `gate install` replaces each with the current one, `gate uninstall` takes them out exactly, and both
+    are recognised as gate's."""
+    for earlier in sorted(wiring.EARLIER_PORTABLE):
+        groups = wiring.desired_groups(dict.fromkeys(wiring.EVENT_NAMES, earlier))
+        old = json.loads(RICH)
+        for event, group in groups.items():
+            old["hooks"].setdefault(event, []).append(group)
+        path = write(settings_file(project), json.dumps(old, indent=2) + "\n")
+        assert len(wiring.find_gate_entries(old)) == len(wiring.EVENTS)
+        code, out, _ = install(gate, project)
+        assert code == 0 and "wired" in out, out
+        data = json.loads(path.read_text())
+        assert_wired(data)
+        assert earlier not in path.read_text().replace("\\", "")
+        kept = {"hooks", "permissions"}  # gate's groups replaced; its allow rules added
+        assert {k: v for k, v in data.items() if k not in kept} == {k: v for k, v in old.items() if k not in kept}
+        assert [g for g in data["hooks"]["UserPromptSubmit"] if not gate_groups({"hooks": {"x": [g]}})["x"]] == (
+            json.loads(RICH)["hooks"]["UserPromptSubmit"])
+        write(settings_file(project), json.dumps(old, indent=2) + "\n")
+        assert uninstall(gate, project)[0] == 0
+        assert json.loads(path.read_text()) == json.loads(RICH)
 
 
 def test_committed_command_fails_open_when_the_launcher_interpreter_is_gone(
@@ -795,13 +865,20 @@ def test_committed_command_fails_open_when_the_launcher_interpreter_is_gone(
     python.parent.mkdir(parents=True)
     python.symlink_to(sys.executable)
     install(gate, project, "--python", str(python))
-    command = gate_groups(json.loads(settings_file(project).read_text()))["Stop"][0]["hooks"][0]["command"]
+    data = json.loads(settings_file(project).read_text())
     python.unlink()  # the venv deleted since
     for spec in wiring.EVENTS:
+        command = gate_groups(data)[spec.event][0]["hooks"][0]["command"]
         proc = _run_committed(command, project, Path.home(), spec.event)
-        assert proc.returncode == 0 and proc.stdout == ""
-        (line,) = proc.stderr.splitlines()
+        assert proc.returncode == 0, (spec.event, proc.stderr)
+        (line,) = proc.stderr.splitlines()  # for --debug, with the path
         assert str(python) in line and "does not exist" in line and "gate install" in line
+        if spec.event != "SessionStart":
+            assert proc.stdout == "", spec.event
+            continue
+        # at session start, one line Claude Code shows the user (its stderr only --debug shows)
+        assert json.loads(proc.stdout) == {"systemMessage": launcher.GONE}
+        assert "moved or deleted" in launcher.GONE and "gate install" in launcher.GONE
 
 
 def _write_whole_event(command: str, home: Path, project: Path, size: int) -> tuple[int, str, str | None]:
@@ -835,8 +912,7 @@ def test_committed_command_reads_a_large_event_whole_where_gate_is_not_set_up(
     teammate = tmp_path / "teammate-home"
     teammate.mkdir()
     code, err, problem = _write_whole_event(command, teammate, project, 1 << 20)
-    assert problem is None and code == 0, err
-    assert "not set up on this machine" in err
+    assert problem is None and code == 0 and err == "", err
 
 
 def test_launcher_reads_a_large_event_whole_when_its_interpreter_is_gone(
@@ -1150,7 +1226,7 @@ def test_install_sh_wires_the_project_it_is_run_in(tmp_path: Path, project: Path
     proc = _install_sh(cwd=project, home=home)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     commands = {e.command for e in wiring.find_gate_entries(json.loads(settings_file(project).read_text()))}
-    assert commands == {wiring.PORTABLE_COMMAND}
+    assert commands == {wiring.PORTABLE_COMMAND, wiring.PORTABLE_SESSION_START}
     assert launcher.interpreter(home / launcher.RELATIVE) == str(REPO / ".venv" / "bin" / "python")
     assert "all good" in proc.stdout  # its gate doctor: a fresh install is clean
 

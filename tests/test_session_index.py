@@ -152,3 +152,43 @@ def test_the_environment_answer_is_kept_by_the_terms_asked(project: Path) -> Non
     assert fresh.naming_any_kept(ids, ("title", "tags"), _named("redis")) == {"m-env-cache"}
     assert fresh.naming_any_kept(ids, ("title", "tags"), _named("docker")) == {"m-env-db"}
     assert fresh.naming_any_kept(ids, ("title", "tags"), _named("kafka")) == set()
+
+
+def test_a_resumed_session_is_shown_only_what_is_new_since_its_earlier_start(project: Path, hook) -> None:
+    """A resume (`claude --resume`, `--continue`) keeps the conversation, and with it the session-start context it
+    got: the index is not injected again (~3,500 characters a resume). What was added or edited since is shown,
+    alone; after a compaction the new window gets everything again, and a resume after that nothing more."""
+    import dataclasses
+
+    _remember(project, "m-rule-a", "directive", "Run the migrations before the tests")
+    _remember(project, "m-gotcha-1", "gotcha", "The invoice export drops rows with a null currency")
+    _remember(project, "m-finding-1", "finding", "Nightly reports read the replica, not the primary")
+    first, _ = hook(event(project, "SessionStart", source="startup", session="s-resumed"))
+    assert "m-gotcha-1" in context_of(first, "SessionStart") and "m-rule-a" in context_of(first, "SessionStart")
+
+    again, code = hook(event(project, "SessionStart", source="resume", session="s-resumed"))
+    assert code == 0 and again.strip() == "", again  # nothing: the conversation holds all of it
+    assert audit()[-1]["reason"] == "SKIP_RESUMED_NOTHING_NEW"
+
+    _remember(project, "m-gotcha-2", "gotcha", "The staging server clock runs five minutes late",
+              created="2026-03-01T00:00:00Z")
+    store = Store.for_cwd(str(project))
+    edited = store.get("m-finding-1")
+    store.update(dataclasses.replace(edited, title="Nightly reports read the primary since the replica was retired",
+                                     updated="2026-03-02T00:00:00Z"))
+    resumed, _ = hook(event(project, "SessionStart", source="resume", session="s-resumed"))
+    text = context_of(resumed, "SessionStart")
+    assert "m-gotcha-2" in text and "five minutes late" in text  # new since
+    assert "replica was retired" in text  # edited since
+    assert "m-gotcha-1" not in text and "m-rule-a" not in text  # unchanged: still in the conversation
+    assert "session resumed" in text
+    assert set(audit()[-1]["indexed"]) == {"m-gotcha-2", "m-finding-1"}
+
+    compacted, _ = hook(event(project, "SessionStart", source="compact", session="s-resumed"))
+    text = context_of(compacted, "SessionStart")
+    assert all(i in text for i in ("m-rule-a", "m-gotcha-1", "m-gotcha-2", "m-finding-1"))  # a new window: all
+    after, _ = hook(event(project, "SessionStart", source="resume", session="s-resumed"))
+    assert after.strip() == "" and audit()[-1]["reason"] == "SKIP_RESUMED_NOTHING_NEW"
+
+    other, _ = hook(event(project, "SessionStart", source="resume", session="s-never-seen"))
+    assert "m-gotcha-1" in context_of(other, "SessionStart")  # a session this machine never started: all of it

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 
 from gate import render
 from gate.errors import GateError
@@ -22,7 +23,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "stays as it is; the previous file is backed up under gate's state directory. Safe to run again. "
             "Project scope (usually committed) wires a command that names no path of this machine: it runs "
             "~/.local/share/memory-gate/hook, this machine's launcher, which project-scope installs write; where "
-            "there is none (a teammate without gate) the hooks exit 0 and say on stderr how to set gate up. "
+            "there is none (a teammate without gate) the hooks exit 0, and at session start Claude Code shows one "
+            "line saying how to set gate up. "
             "It also adds permissions.allow rules that let the agent run gate search, show, remember and verify "
             "without an approval prompt (nothing else: a command chained to one of them still asks). Project scope "
             "writes them as `gate`; when gate is not on PATH, so that its messages name it by absolute path, that "
@@ -75,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     plan = commands.plan_install(args.scope, root, python, hooks=not args.permissions_only)
     # Planned before anything is written: an invalid local file refuses the whole command.
     machine = commands.plan_machine_rules(root, python) if args.scope == "project" else None
+    local = next((p for p in (plan, machine) if p is not None and p.scope == "local"), None)
     if args.dry_run:
         if plan.changes:
             sys.stdout.write(plan.diff())
@@ -82,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"gate is already wired in {plan.path}; nothing to change")
         if machine is not None and machine.changes:
             sys.stdout.write(machine.diff())
+        if local is not None and (ignore := commands.plan_ignore_local(root, local.after)) is not None:
+            sys.stdout.write(ignore.diff())
         if args.scope == "project" and not args.permissions_only:
             _write_launcher(python, dry_run=True)
         return 0
@@ -89,23 +94,25 @@ def run(args: argparse.Namespace) -> int:
     if args.permissions_only:
         _say_rules(plan, result.changed, args.scope, python)
         _apply_machine_rules(machine, python)
+        _ignore_local(root, local)
         for note in plan.notes:
             print(note, file=sys.stderr)
         return 0
-    command = wiring.command_for(args.scope, python)
+    portable = args.scope == "project"  # project scope wires the portable commands (wiring.commands_for)
     if result.changed:
         print(f"wired {', '.join(wiring.EVENT_NAMES)} into {plan.path} ({args.scope} scope)")
-        if wiring.is_portable(command):
+        if portable:
             print(f"hooks run: ~/{launcher.RELATIVE}, this machine's launcher (the command names no machine's path)")
         else:
-            print(f"hooks run: {command}")
+            print(f"hooks run: {wiring.hook_command(python)}")
         print(_rules_line(args.scope, python))
         if result.backup:
             print(f"previous file saved as {result.backup}")
     else:
         print(f"gate is already wired in {plan.path}; nothing changed")
     _apply_machine_rules(machine, python)
-    if wiring.is_portable(command):
+    _ignore_local(root, local)
+    if portable:
         _write_launcher(python, dry_run=False, quiet_if_unchanged=True)  # install.sh wrote it a moment ago
     for note in plan.notes:
         print(note, file=sys.stderr)
@@ -126,6 +133,15 @@ def _apply_machine_rules(machine: commands.Plan | None, python: str) -> None:
               f"{machine.path} (local scope, not for committing); with gate on PATH the committed rules do")
     for note in machine.notes:
         print(note, file=sys.stderr)
+
+
+def _ignore_local(root: Path, local: commands.Plan | None) -> None:
+    """The local settings file names this machine's paths: where git would commit it, add it to .gitignore."""
+    if local is None or (ignore := commands.plan_ignore_local(root, local.after)) is None:
+        return
+    commands.apply(ignore)
+    print(f"added {ignore.after.splitlines()[-1] if ignore.after else ''} to {ignore.path}: it names this machine's "
+          "paths and stays out of commits (gate uninstall takes the line back)")
 
 
 def _rules_line(scope: str, python: str) -> str:

@@ -56,8 +56,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "event:session-start|post-compaction|prompt|pre-edit|pre-run, and the modifiers not-before:DATE, "
         "expires:DATE (YYYY-MM-DD, UTC, or +30d) and cooldown:DURATION (30m, 2h, 1d). "
         "E.g. --on 'path:src/db/**,expires:2027-01-01' --on 'command:alembic (upgrade|downgrade)'. "
-        "Without --on: gotchas fire on their --path, directives and tasks at session start and after "
-        "compaction, the rest through the recall search",
+        "Without --on: a memory of any kind with --path shows when a tool first touches its file; directives, "
+        "preferences and tasks also at session start and after compaction; the rest come through the recall "
+        "search (the defaults are rules/triggers.toml [defaults])",
     )
     parser.add_argument(
         "--scope", default=DEFAULT_SCOPE, choices=SCOPES,
@@ -266,6 +267,7 @@ def run(args: argparse.Namespace) -> int:
     if memory.scope != "user":  # a user memory belongs to no project
         note_outside_git(store.paths.root)
     _note_unmatched_paths(memory, store.paths.root)
+    _note_no_path_cue(memory, store.paths.root)
     return 0
 
 
@@ -298,3 +300,24 @@ def _note_unmatched_paths(memory: Memory, root: str) -> None:
         if not anchor_hashes(root, [glob]):
             print(f"note: --path {glob} matches no file yet; the memory shows when a tool touches one, and "
                   f"`gate verify {memory.id} --refresh` records its hash once it exists", file=sys.stderr)
+
+
+def _note_no_path_cue(memory: Memory, root: str) -> None:
+    """A --path that will not show the memory at its file — the rules give its kind no path cue and it declares
+    none of its own — is said at write time, not found out later."""
+    if not memory.paths:
+        return
+    from gate.memory.cues import defaults_from
+    from gate.memory.triggers import effective_triggers
+    from gate.rules import load_rules
+
+    try:
+        defaults = defaults_from(load_rules("triggers", root))
+    except Exception:  # the rules cannot be read: the hooks say so; the memory is stored
+        return
+    if any(trigger.get("paths") for trigger in effective_triggers(memory.to_dict(), defaults)):
+        return
+    print(f"note: this {memory.kind} will not show when the agent touches {', '.join(memory.paths)}: the rules "
+          f"give the kind {memory.kind} no path cue (rules/triggers.toml [defaults]) and it has no --on path:…; "
+          f"it comes through the recall search. To show it at the file, add --on 'path:{memory.paths[0]}'",
+          file=sys.stderr)

@@ -19,8 +19,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "added for its own commands (Bash(gate search *) and the like). Everything else stays byte for byte; "
             "the previous file is backed up under gate's state directory. Memories are not touched. In project scope, "
             "also the allow rules a project-scope install put in .claude/settings.local.json for gate's absolute "
-            "spelling (where that file wires no gate hooks of its own). --agent codex: gate's entries in the Codex "
-            "CLI's hooks.json, and at user scope its rules file ~/.codex/rules/memory-gate.rules."
+            "spelling (where that file wires no gate hooks of its own). The line an install added to the project's "
+            ".gitignore for .claude/settings.local.json goes once that file holds nothing of gate's. --agent codex: "
+            "gate's entries in the Codex CLI's hooks.json, and at user scope its rules file "
+            "~/.codex/rules/memory-gate.rules."
         ),
     )
     parser.add_argument(
@@ -56,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
     if args.agent != "codex" and scopes == ("project",) \
             and (machine := commands.plan_uninstall_machine_rules(root)) is not None:
         plans.append(machine)  # the local allow rules a project-scope install added for gate's absolute spelling
+    local = [plan for plan in plans if plan.scope == "local"]
+    # gate's content leaves the local settings: so does the line its install added to .gitignore
+    if local and local[-1].changes and (unignore := commands.plan_unignore_local(root, local[-1].after)):
+        plans.append(unignore)
     for plan in plans:
         if not plan.changes:
             print(f"no gate hooks or rules in {plan.path}")
@@ -64,7 +70,10 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(plan.diff())
             continue
         result = commands.apply(plan)
-        action = "removed the file (gate had created it)" if result.removed else "removed gate's hooks and rules"
+        if plan.scope == "gitignore":
+            action = "removed the file (gate had created it)" if result.removed else "removed the line gate added"
+        else:
+            action = "removed the file (gate had created it)" if result.removed else "removed gate's hooks and rules"
         print(f"{plan.path}: {action}")
         if result.backup:
             print(f"previous file saved as {result.backup}")

@@ -5,14 +5,12 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gate import render
 from gate.errors import GateError
-from gate.install import files, jsonedit, permissions, wiring
+from gate.install import files, gitignore, jsonedit, permissions, wiring
 from gate.paths import project_root
 
 
@@ -73,9 +71,9 @@ def plan_install(scope: str, root: Path, python: str, hooks: bool = True) -> Pla
     before = files.read_text(path)
     if before is not None and before.strip():
         files.check_json(path, before)
-    command = wiring.command_for(scope, python)
+    commands = wiring.commands_for(scope, python)
     try:
-        after = wiring.merge(before, command) if hooks else before
+        after = wiring.merge(before, commands) if hooks else before
         after = _merge_rules(after, permissions.desired_rules(scope, python))
     except wiring.SettingsShapeError as error:
         raise GateError(
@@ -88,22 +86,21 @@ def plan_install(scope: str, root: Path, python: str, hooks: bool = True) -> Pla
             'Claude Code expects {"permissions": {"allow": ["RULE", ...]}}; fix the file, then run this again',
         ) from None
     plan = Plan(scope, path, before, after)
-    if scope == "local" and plan.changes and (note := untracked_note(path, root)):
-        plan.notes.append(note)
     if not hooks:
         return plan
     if importlib.util.find_spec("gate.hook") is None:
         plan.notes.append("warning: gate.hook is missing from this installation; the hooks will fail until it is")
     if scope == "project" and plan.changes:  # said once, when the file is written, not on every re-run
         plan.notes.append(
-            f"note: commit {path.name}; on a teammate's machine without gate its hooks do nothing (exit 0, one line "
-            "on stderr saying how to set gate up), and once they have set gate up it works for them as is"
+            f"note: commit {path.name}; on a teammate's machine without gate its hooks do nothing (exit 0; at "
+            "session start Claude Code shows them one line saying how to set gate up), and once they have set gate "
+            "up it works for them as is"
         )
-    plan.notes.extend(_other_wiring_notes(scope, root, command))
+    plan.notes.extend(_other_wiring_notes(scope, root, set(commands.values())))
     return plan
 
 
-def _other_wiring_notes(scope: str, root: Path, command: str) -> list[str]:
+def _other_wiring_notes(scope: str, root: Path, ours: set[str]) -> list[str]:
     """Warn when gate is already wired elsewhere with another command: Claude Code would run both."""
     notes = []
     for other, path in files.all_settings_paths(root).items():
@@ -117,7 +114,7 @@ def _other_wiring_notes(scope: str, root: Path, command: str) -> list[str]:
         except jsonedit.JSONSyntaxError:
             continue
         commands = {entry.command for entry in wiring.find_gate_entries(data)}
-        if commands - {command}:
+        if commands - ours:
             notes.append(
                 f"warning: {path} ({other} scope) also wires gate with another command, so each hook would run "
                 f"twice; remove one with `gate uninstall --scope {other}`"
@@ -145,25 +142,33 @@ def plan_machine_rules(root: Path, python: str) -> Plan | None:
     return plan_install("local", root, python, hooks=False)
 
 
-def untracked_note(path: Path, root: Path) -> str | None:
-    """A warning when a file that names this machine's paths is not ignored by the project's git (Claude Code
-    ignores .claude/settings.local.json only when it creates the file itself); None outside git, or ignored."""
-    git = shutil.which("git")
-    if git is None:
-        return None
+def holds_gate(text: str | None) -> bool:
+    """Whether a settings file's text holds any of gate's hook entries or allow rules."""
+    if text is None or not text.strip():
+        return False
     try:
-        inside = subprocess.run([git, "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True,
-                                text=True, timeout=10)
-        if inside.returncode != 0 or inside.stdout.strip() != "true":
-            return None
-        ignored = subprocess.run([git, "check-ignore", "-q", str(path)], cwd=root, capture_output=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
+        data = jsonedit.loads_strict(text.removeprefix("\ufeff"))
+    except jsonedit.JSONSyntaxError:
+        return False
+    return bool(wiring.find_gate_entries(data) or permissions.gate_rules(data))
+
+
+def plan_ignore_local(root: Path, local_text: str | None) -> Plan | None:
+    """The project's .gitignore with .claude/settings.local.json in it, when that file will hold gate's content
+    (`local_text`: its text after the install) and git would commit it; None otherwise."""
+    if not holds_gate(local_text):
         return None
-    if ignored.returncode != 1:  # 0: ignored; 128: git could not tell
+    planned = gitignore.plan_ignore(files.settings_path("local", root), root)
+    return Plan("gitignore", *planned) if planned else None
+
+
+def plan_unignore_local(root: Path, local_text: str | None) -> Plan | None:
+    """The lines an install added to the .gitignore taken back, once the local settings file holds nothing of
+    gate's (`local_text`: its text after the uninstall); None otherwise."""
+    if holds_gate(local_text):
         return None
-    relative = path.relative_to(root) if path.is_relative_to(root) else path
-    return (f"note: git does not ignore {relative}, which names this machine's paths: add it to .gitignore "
-            "(Claude Code's convention: it stays out of commits)")
+    planned = gitignore.plan_unignore(root)
+    return Plan("gitignore", *planned) if planned else None
 
 
 def plan_uninstall(scope: str, root: Path) -> Plan:

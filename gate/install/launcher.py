@@ -3,10 +3,10 @@
 A project's `.claude/settings.json` is usually committed, so the command wired there must name no path of any
 one machine. It names `$HOME/.local/share/memory-gate/hook`, resolved when the hook runs; that small shell
 script, written by `gate install` (and `install.sh`) on each machine, runs that machine's interpreter. Where it
-is missing — a teammate without gate — the committed command exits 0 with one line on stderr saying how to
-set gate up, and the session goes on (fail open). The location is fixed under $HOME (not XDG_DATA_HOME, not
-GATE_HOME): Claude Code may be started from an environment that sets neither, and the committed command must
-find the same file whatever the shell.
+is missing — a teammate without gate — the committed command exits 0 (at SessionStart with one line Claude Code
+shows the user, saying how to set gate up), and the session goes on (fail open). The location is fixed under
+$HOME (not XDG_DATA_HOME, not GATE_HOME): Claude Code may be started from an environment that sets neither, and
+the committed command must find the same file whatever the shell.
 
 The interpreter runs with `-I -S` and an explicit sys.path: `site` (venv detection, .pth files, sitecustomize)
 costs a hook ~2.5 ms of its ~20, and `-I` keeps the session's cwd, PYTHONPATH and the user site out. The path
@@ -90,6 +90,13 @@ def hook_argv(python: str) -> list[str]:
     return [python, "-I", "-S", "-c", entry_code(path)]
 
 
+# Said at SessionStart where the launcher's interpreter is gone (in a JSON string inside '...': no quote in it).
+GONE = (
+    "memory-gate: the Python environment of gate on this machine was moved or deleted, so its hooks do nothing; "
+    "run gate install again from the environment gate is installed in"
+)
+
+
 def text(python: str) -> str:
     """The launcher for an interpreter. It fails open too: a venv deleted since gives exit 0 and one line."""
     switches = " ".join(shlex.quote(arg) for arg in hook_argv(python)[1:])
@@ -102,9 +109,13 @@ def text(python: str) -> str:
         'if [ -x "$python" ]; then\n'
         f'    exec "$python" {switches} "$@"\n'  # "$@": the agent it serves (`--agent codex`)
         "fi\n"
-        "cat >/dev/null 2>&1  # drain the event: Claude Code writes it whether or not we read it\n"
+        "event=$(cat 2>/dev/null)  # drain the event: Claude Code writes it whether or not we read it\n"
         "echo \"memory-gate: $python does not exist (gate's environment was moved or deleted), so the hooks do"
         ' nothing; run gate install again from the environment gate is installed in" >&2\n'
+        "# at session start, one line Claude Code shows the user (stderr it shows only in --debug)\n"
+        "case $event in *'\"hook_event_name\":\"SessionStart\"'*|*'\"hook_event_name\": \"SessionStart\"'*)\n"
+        f"    echo '{{\"systemMessage\":\"{GONE}\"}}' ;;\n"
+        "esac\n"
         "exit 0\n"
     )
 

@@ -67,42 +67,58 @@ def hook_command(python: str) -> str:
     return f"{shlex.join(launcher.hook_argv(python))} {MARKER}"
 
 
-# The command a project settings file gets (it is usually committed, so it names no machine's paths): run this
-# machine's launcher (gate/install/launcher.py), found under $HOME when the hook runs; where there is none, exit
-# 0 with one line on stderr saying how to set gate up. Claude Code runs it with /bin/sh -c.
+# The commands a project settings file gets (it is usually committed, so they name no machine's paths): run this
+# machine's launcher (gate/install/launcher.py), found under $HOME when the hook runs; where there is none (a
+# teammate without gate), drain the event and exit 0. Claude Code runs them with /bin/sh -c. They hold no prose:
+# after a Stop block the CLI also tells the model "Stop hook blocking error from command: "<the command>"", so
+# whatever the command says reaches the model with every block (an earlier command said "memory-gate is not set
+# up on this machine" there, while gate was blocking). The one exception is SessionStart, which never blocks and
+# is never echoed: where there is no launcher it answers a `systemMessage`, the one line the CLI shows the user
+# ("SessionStart:startup says: …", measured on 2.1.332) and not the model, saying how to set gate up.
+_LAUNCH = f'l="$HOME/{LAUNCHER}"; [ -f "$l" ] && exec /bin/sh "$l"; cat >/dev/null 2>&1;'
+PORTABLE_COMMAND = f"{_LAUNCH} exit 0 {MARKER}"
 NOT_INSTALLED = (
-    "memory-gate: the hooks of this project run memory-gate, which is not set up on this machine, so they do "
-    "nothing here; to set it up, run ./install.sh /path/to/this/project in a memory-gate checkout (one "
-    "command: it installs gate and runs gate install for this project)"
+    "memory-gate is not set up on this machine, so its hooks do nothing; to set it up, run "
+    "./install.sh /path/to/this/project in a memory-gate checkout"
 )
+# The message goes out in a JSON string inside '...': no single quote, double quote or backslash in it.
+PORTABLE_SESSION_START = f"""{_LAUNCH} echo '{{"systemMessage":"{NOT_INSTALLED}"}}'; exit 0 {MARKER}"""
 
 
-def _portable(message: str) -> str:
+def _earlier(message: str) -> str:
     return (
         f'l="$HOME/{LAUNCHER}"; [ -f "$l" ] && exec /bin/sh "$l"; '
         f"cat >/dev/null 2>&1; echo '{message}' >&2; exit 0 {MARKER}"
     )
 
 
-PORTABLE_COMMAND = _portable(NOT_INSTALLED)  # no single quote in the message: it is echoed in '...'
-# Portable commands an earlier gate committed (only the message differed): still portable, not "another
-# machine's path"; `gate install` replaces them with the current one.
+# Portable commands an earlier gate committed (one command for every event, with the set-up message on stderr):
+# still portable, not "another machine's path"; `gate install` replaces them with the current ones, and
+# `gate uninstall` removes them (every gate command carries the marker).
 EARLIER_PORTABLE = frozenset({
-    _portable(
+    _earlier(
         "memory-gate: the hooks of this project run memory-gate, which is not set up on this machine, so they do "
         "nothing here; to set it up, run ./install.sh in a memory-gate checkout, then gate install in this project"
+    ),
+    _earlier(
+        "memory-gate: the hooks of this project run memory-gate, which is not set up on this machine, so they do "
+        "nothing here; to set it up, run ./install.sh /path/to/this/project in a memory-gate checkout (one "
+        "command: it installs gate and runs gate install for this project)"
     ),
 })
 
 
-def command_for(scope: str, python: str) -> str:
-    """Project scope: the portable command; local and user settings never leave this machine, so they name its
-    interpreter directly (one process fewer per hook)."""
-    return PORTABLE_COMMAND if scope == "project" else hook_command(python)
+def commands_for(scope: str, python: str) -> dict[str, str]:
+    """The command of each event. Project scope: the portable commands; local and user settings never leave this
+    machine, so they name its interpreter directly (one process fewer per hook), the same for every event."""
+    if scope == "project":
+        return {name: PORTABLE_SESSION_START if name == "SessionStart" else PORTABLE_COMMAND for name in EVENT_NAMES}
+    command = hook_command(python)
+    return dict.fromkeys(EVENT_NAMES, command)
 
 
 def is_portable(command: str) -> bool:
-    return command == PORTABLE_COMMAND or command in EARLIER_PORTABLE
+    return command in (PORTABLE_COMMAND, PORTABLE_SESSION_START) or command in EARLIER_PORTABLE
 
 
 def is_gate_command(command: Any) -> bool:
@@ -118,15 +134,15 @@ def interpreter_of(command: str) -> str | None:
     return words[0] if words else None
 
 
-def desired_groups(command: str, events: tuple[EventSpec, ...] = EVENTS) -> dict[str, dict[str, Any]]:
-    """Gate's matcher group for each event, in the order Claude Code's docs list the keys (`events`: another
-    agent's, e.g. gate/hosts/codex/install.py)."""
+def desired_groups(commands: dict[str, str], events: tuple[EventSpec, ...] = EVENTS) -> dict[str, dict[str, Any]]:
+    """Gate's matcher group for each event (running that event's command), in the order Claude Code's docs list
+    the keys (`events`: another agent's, e.g. gate/hosts/codex/install.py)."""
     groups: dict[str, dict[str, Any]] = {}
     for spec in events:
         group: dict[str, Any] = {}
         if spec.matcher is not None:
             group["matcher"] = spec.matcher
-        group["hooks"] = [{"type": "command", "command": command, "timeout": spec.timeout}]
+        group["hooks"] = [{"type": "command", "command": commands[spec.event], "timeout": spec.timeout}]
         groups[spec.event] = group
     return groups
 
@@ -164,9 +180,9 @@ def find_gate_entries(data: Any) -> list[GateEntry]:
     return found
 
 
-def is_installed_exactly(data: Any, command: str, events: tuple[EventSpec, ...] = EVENTS) -> bool:
+def is_installed_exactly(data: Any, commands: dict[str, str], events: tuple[EventSpec, ...] = EVENTS) -> bool:
     """True when the document holds gate's desired groups and no other gate entry."""
-    desired = desired_groups(command, events)
+    desired = desired_groups(commands, events)
     entries = find_gate_entries(data)
     if len(entries) != len(desired):
         return False
@@ -252,21 +268,22 @@ def _check_shape(data: Any, events: tuple[EventSpec, ...] = EVENTS) -> None:
             raise SettingsShapeError(f'"hooks.{spec.event}" is not a list')
 
 
-def merge(text: str | None, command: str, events: tuple[EventSpec, ...] = EVENTS) -> str:
-    """The text with gate's groups wired in: unchanged when they already are, else old entries replaced."""
+def merge(text: str | None, commands: dict[str, str], events: tuple[EventSpec, ...] = EVENTS) -> str:
+    """The text with gate's groups wired in: unchanged when they already are, else old entries (whatever command
+    an earlier gate wrote) replaced."""
     if text is None or not text.strip():
-        fresh = {"hooks": {event: [group] for event, group in desired_groups(command, events).items()}}
+        fresh = {"hooks": {event: [group] for event, group in desired_groups(commands, events).items()}}
         return jsonedit.render(fresh, "", "  ", True) + "\n"
     doc = Document.from_text(text)
     data = doc.data()
     _check_shape(data, events)
-    if is_installed_exactly(data, command, events):
+    if is_installed_exactly(data, commands, events):
         return text
     while _remove_one_gate_entry(doc):
         pass
     root = doc.root()
     unit = jsonedit.detect_indent_unit(doc.text, root)
-    for event, group in desired_groups(command, events).items():
+    for event, group in desired_groups(commands, events).items():
         root = doc.root()
         hooks_node = root.member("hooks")
         if hooks_node is None:

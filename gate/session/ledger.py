@@ -79,6 +79,10 @@ _FIELDS: dict[str, Any] = {
     # The agent's own `gate search` / `gate show` runs in this session, newest last (at most MAX_AGENT_SEARCHES):
     # what it asked and what came back, which counts as delivered.
     "agent_searches": list,
+    # What the session-start context of this window showed of each memory (in full or as an index line): id ->
+    # a fingerprint of its text then. A resumed conversation still holds that context, so a resume shows only
+    # what is new or changed since (gate/gates/recall/standing.py).
+    "start_shown": dict,
 }
 MAX_AGENT_SEARCHES = 50
 AGENT_QUERY_CHARS = 200
@@ -128,6 +132,7 @@ class Ledger:
     writeback_fix_guard: dict[str, Any] | None
     search_request: dict[str, Any] | None
     agent_searches: list[dict[str, Any]]
+    start_shown: dict[str, str]
 
     def __init__(self, session: str, **values: Any) -> None:
         for name, factory in _FIELDS.items():
@@ -148,6 +153,10 @@ class Ledger:
                 self.delivered.append(memory_id)
             self.cooldowns[memory_id] = now
         self.delivered_total += len(ids)
+
+    def note_start_shown(self, fingerprints: dict[str, str], *, fresh: bool) -> None:
+        """What a session start showed; `fresh`: a new context window (what an earlier start showed is gone)."""
+        self.start_shown = {**({} if fresh else self.start_shown), **fingerprints}
 
     # --- the search the agent must run (issue 29) ------------------------------------------------------------
     def ask_search(self, prompt_id: str, reason: str) -> None:
@@ -181,6 +190,7 @@ class Ledger:
         """A new compaction window: what was delivered before may be delivered again."""
         self.window += 1
         self.delivered = []
+        self.start_shown = {}
         self.spent_pairs = []
         self.anchors_fired = {}
         self.force_shift = "compaction"

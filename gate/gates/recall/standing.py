@@ -2,7 +2,9 @@
 context window, then an index of the project's memories (one line each: id · kind · date · fact).
 
 SessionStart (gate/gates/events/session_start.py) injects at startup, resume, clear and after a compaction
-(source=compact, when the ledger was re-armed: everything may be delivered again).
+(source=compact, when the ledger was re-armed: everything may be delivered again). A resumed conversation still
+holds what the starts of its window showed (the ledger's `start_shown`): a resume shows only the memories new or
+changed since, or nothing.
 
 Standing memories are delivered in full (marked in the ledger). An index line is not: the memory's full
 delivery at its cued moment (the recall gate's search, a path cue) still comes. Which memories make the index,
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.gates.delivery.anchors import at_session_start, cue_items, provenance_note
+from gate.paths import sha256_builtin
 from gate.render import HARD_LIMIT_CHARS, BudgetedItems, budget_chars, fit, gate_command, index_line
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
@@ -48,15 +51,24 @@ def standing_memories(ctx: HookContext, tasks: bool = True) -> tuple[list[dict],
     return standing, _of_kind(ctx, "task") if tasks else []
 
 
-def index_tier(ctx: HookContext, shown: set[str]) -> tuple[list[dict], int]:
+def fingerprint(record: dict) -> str:
+    """What a session start showed of a memory, in short: it differs once the memory was edited."""
+    text = "\0".join(str(record.get(key) or "") for key in ("kind", "title", "body", "status", "updated"))
+    return sha256_builtin(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def index_tier(ctx: HookContext, shown: set[str], seen: dict[str, str] | None = None) -> tuple[list[dict], int]:
     """The memories of the index tier, in order — the environment's facts first (where it runs, which database,
     how to upgrade: rules/recall.toml [index] environment), then the kinds first to last, newest first within
-    a kind — at most max_lines, none already shown in full; and how many more there were."""
+    a kind — at most max_lines, none already shown in full, none `seen` as it is now (a resumed conversation
+    holds its line); and how many more there were."""
     conf = ctx.rules("recall").get("index", {})
     if not conf.get("enabled", True) or not ctx.index.exists():
         return [], 0
     most = int(conf.get("max_lines", 20))
     candidates = [r for kind in conf.get("kinds", []) for r in _of_kind(ctx, str(kind)) if r["id"] not in shown]
+    if seen:
+        candidates = [r for r in candidates if seen.get(r["id"]) != fingerprint(r)]
     environment = _environment_words(tuple(conf.get("environment", [])))
     if environment:
         about = ctx.index.naming_any_kept([r["id"] for r in candidates], ("title", "tags"), environment)
@@ -80,16 +92,29 @@ def at_start(ctx: HookContext, ledger: Ledger, source: Any) -> Outcome:
     directives, tasks = standing_memories(ctx)
     # by their triggers (rules/triggers.toml), plus other memories cued for this moment, split around the tasks
     directives, tasks, early, late = at_session_start(ctx, ledger, source, directives, tasks)
-    if source == "resume":
-        # A resumed conversation still holds what this window delivered (e.g. just after /compact).
-        directives = [r for r in directives if r["id"] not in ledger.delivered]
-        tasks = [r for r in tasks if r["id"] not in ledger.delivered]
+    resumed = source == "resume"
+    if resumed:
+        # A resumed conversation still holds what this window delivered (e.g. just after /compact) and what its
+        # starts showed: only what is new, or edited since it was shown, comes again.
+        shown_then = ledger.start_shown
+
+        def new(r: dict) -> bool:
+            then = shown_then.get(r["id"])
+            return (r["id"] not in ledger.delivered and then is None) or (then is not None and then != fingerprint(r))
+
+        directives = [r for r in directives if new(r)]
+        tasks = [r for r in tasks if new(r)]
     full = directives + tasks + early + late
-    listed, beyond = index_tier(ctx, {r["id"] for r in full} | (set(ledger.delivered) if source == "resume" else set()))
+    listed, beyond = index_tier(ctx, {r["id"] for r in full} | (set(ledger.delivered) if resumed else set()),
+                                ledger.start_shown if resumed else None)
     if not full and not listed:
-        return Outcome("skipped", "SKIP_NOTHING_STANDING", gate="session_start", extra={"source": source})
+        reason = "SKIP_RESUMED_NOTHING_NEW" if resumed else "SKIP_NOTHING_STANDING"
+        return Outcome("skipped", reason, gate="session_start", extra={"source": source})
     messages = ctx.rules("messages")["session_start"]
-    header = [messages["reason_compact"] if source == "compact" else messages["header"]]
+    if source == "compact":
+        header = [messages["reason_compact"]]
+    else:
+        header = [messages.get("reason_resume", messages["header"]) if resumed else messages["header"]]
     limit = budget_chars(int(ctx.settings.get("session_start_budget_tokens", 1000)))
     items = BudgetedItems(limit)
     rules_first = [r for r in directives if r["kind"] != "preference"]
@@ -126,6 +151,8 @@ def at_start(ctx: HookContext, ledger: Ledger, source: Any) -> Outcome:
     kept = [i for i in kept if i]
     dropped += index_dropped
     ledger.mark_delivered(kept)  # the index lines are not: their memory's full delivery is still to come
+    records = {r["id"]: r for r in full + listed}
+    ledger.note_start_shown({i: fingerprint(records[i]) for i in (*kept, *indexed) if i in records}, fresh=not resumed)
     ledger.injected_chars += len(text)
     reason = "FIRED_AFTER_COMPACTION" if source == "compact" else "FIRED_SESSION_START"
     return Outcome(

@@ -74,7 +74,9 @@ def coverage(wired: list[Wired], project_settings: Path | None = None) -> list[C
     runnable: dict[tuple[str, str], list[str]] = {}
     for w in wired:
         if w.command != PLUGIN_COMMAND and not w.env:
-            runnable.setdefault((w.source, w.command), []).append(w.event)
+            # the portable commands differ by event (SessionStart's says how to set gate up) but run one launcher
+            key = wiring.PORTABLE_COMMAND if wiring.is_portable(w.command) else w.command
+            runnable.setdefault((w.source, key), []).append(w.event)
     for (source, command), events_of in runnable.items():
         problem = _cannot_run(command)
         if problem:
@@ -101,7 +103,7 @@ def _cannot_run(command: str) -> tuple[str, str] | None:
         if not path.is_file():
             return (
                 f"the hooks run this machine's launcher {path}, which does not exist, so they do nothing here "
-                "(they fail open, with one line on stderr); gate is not set up on this machine for this project",
+                "(they fail open); gate is not set up on this machine for this project",
                 "run `gate install` in this project: it writes the launcher (the settings file stays as it is)",
             )
         python = launcher.interpreter(path)

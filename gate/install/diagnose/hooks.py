@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from gate.install import launcher, wiring
 from gate.install.diagnose.base import Check, Wired, event_order
 from gate.install.diagnose.errors import parse
 from gate.install.diagnose.plugin import plugin_not_ready
@@ -70,6 +71,16 @@ def _valid_answer(event: str, stdout: str) -> str | None:
     return None
 
 
+def _notice_only(stdout: str) -> bool:
+    """Whether an answer is only gate's own notice to the user (`systemMessage`), not the hook's work."""
+    try:
+        answer = json.loads(stdout)
+    except ValueError:
+        return False
+    return (isinstance(answer, dict) and list(answer) == ["systemMessage"]
+            and str(answer["systemMessage"]).startswith("memory-gate"))
+
+
 def run_hooks(wired: list[Wired], root: Path) -> list[Check]:
     """Run each distinct wired command once per event with a synthetic event; whole-process latency."""
     session = f"gate-doctor-{uuid.uuid4().hex[:12]}"
@@ -121,9 +132,14 @@ def run_hooks(wired: list[Wired], root: Path) -> list[Check]:
         if problem is None and failures and not setting_up:
             problem = f"it failed open (error log: {failures[-1][:300]})"
         said = [line for line in proc.stderr.splitlines() if line.startswith("memory-gate")]
-        if problem is None and not setting_up and not proc.stdout.strip() and said:
+        notice = _notice_only(proc.stdout)  # a launcher's SessionStart line for the user, and nothing else
+        if problem is None and not setting_up and (not proc.stdout.strip() or notice) and said:
             # A launcher that found no gate (or no interpreter) exits 0 and says so on stderr, and nothing ran.
             problem = f"it did nothing and said: {said[-1][:300]}"
+        if problem is None and wiring.is_portable(w.command) and not launcher.path().is_file():
+            # The committed command without this machine's launcher: exit 0, silent (SessionStart shows the user
+            # one line), and nothing ran.
+            problem = f"it did nothing: gate is not set up on this machine (no launcher {launcher.path()})"
         if problem:
             checks.append(Check("hooks", "fail", f"{w.event} ({w.source}): {problem}", details=details))
         elif setting_up:

@@ -74,10 +74,12 @@ def permission_rules(settings: Settings, root: Path) -> list[Check]:
     if spelled == permissions.PORTABLE:
         hint = "run `gate install` again: it adds them (with the plugin: `gate install --permissions-only`)"
     else:
-        # The absolute spelling is this machine's: project settings (committed) never get it.
+        # The absolute spelling is this machine's: project settings (committed) never get it; the local settings
+        # are this machine's for this project (the plugin's case too: docs/install.md). Spelled as the messages
+        # spell gate, since `gate` is not on PATH.
         hint = (
             "gate is not on PATH, so its messages name it by absolute path; put it on PATH (see the path check), "
-            "or allow that spelling on this machine: `gate install --scope local --permissions-only`"
+            f"or allow that spelling on this machine: `{spelled} install --scope local --permissions-only`"
         )
     # Gate on PATH: a missing rule is gate's to add. An absolute spelling may be only the doctor's (Claude Code's
     # PATH can differ from this shell's), and a project file cannot hold it: worth knowing, not a fault.

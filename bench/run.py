@@ -13,6 +13,11 @@ Sections (each one interleaved group, each with its own floor so every ratio is 
   search first                floor; the PreToolUse hook on an edit it refuses and a read-only Bash command it lets
                               pass while the turn owes the agent's search (bench/search_first.py), beside the same
                               calls in a turn that owes none (`--only search_first`, at the smallest store size)
+  agents                      floor; for Claude Code and for Codex CLI side by side (bench/agents.py): the recall
+                              hook on a shift prompt, the Stop hook on an evidence turn (a JSONL transcript; the
+                              same turn as a Codex rollout, bench/rollout.py) and the refusal of the turn's first
+                              edit (Edit; apply_patch) while the search is owed (`--only agents`, at the smallest
+                              store size and transcript size)
 Everything runs under a fresh temporary GATE_HOME; nothing touches the user's memories.
 """
 
@@ -35,10 +40,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import prompts
+from bench import agents, prompts
 from bench.corpus import Generator, build_fts5, write_jsonl, write_markdown_dir
 from bench.measure import Candidate, Check, Result, become_subreaper, measure_group, run_once, settle
 from bench.report import Section, Target, render_markdown, to_json
+from bench.rollout import write_rollout
 from bench.scripts._terms import terms
 from bench.search_first import BASH_ANCHORS, BASH_OWED, EDIT_ANCHORS, EDIT_REFUSED, search_first_section
 from bench.spawn import SPAWN, SUB_TOOL, TOOL, spawn_section
@@ -158,9 +164,9 @@ def parse_args(argv: list[str] | None) -> Options:
         "row gets a twin row, `… [before]`, running that code's hook on the same store in the same rounds",
     )
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--only", choices=["recall", "subagents", "search_first"],
+    parser.add_argument("--only", choices=["recall", "subagents", "search_first", "agents"],
                         help="run one section alone: recall (the recall and session-start rows, at every store size), "
-                             "subagents or search_first (at the smallest store size)")
+                             "subagents, search_first or agents (at the smallest store size)")
     args = parser.parse_args(argv)
     quick = args.quick
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1000] if quick else [1000, 10000, 100000])
@@ -749,6 +755,23 @@ def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
         caveat = f"check failures in: {', '.join(failed)}" if failed else ""
         return Target(name, value, op, limit, caveat=caveat, cpu_value=cpu_value)
 
+    def agent_gap(name: str, claude: str, codex: str) -> Target:
+        """How far Codex's ratio to the floor is from Claude Code's, in the same interleaved group (issue 45:
+        within 0.05 either way)."""
+        found = [_row(sections, "agents", claude), _row(sections, "agents", codex), _row(sections, "agents", FLOOR)]
+        rows = [row for row in found if row is not None]
+
+        def gap(medians: list[float | None]) -> float | None:
+            if len(medians) < 3 or not all(medians):
+                return None
+            a, b, f = (m or 0.0 for m in medians)
+            return abs(b / f - a / f)
+
+        failed = [row.name for row in rows if row.failures]
+        caveat = f"check failures in: {', '.join(failed)}" if failed else ""
+        return Target(name, gap([row.median_ms for row in rows]), "<=", 0.05, caveat=caveat,
+                      cpu_value=gap([row.median_cpu_ms for row in rows]))
+
     hook_rows = [
         row
         for section in sections.values()
@@ -788,6 +811,8 @@ def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
               ("search_first", EDIT_ANCHORS), "<=", 1.1),
         ratio("read-only Bash while the search is owed / anchors only", ("search_first", BASH_OWED),
               ("search_first", BASH_ANCHORS), "<=", 1.1),
+        *[agent_gap(f"{what}: Codex's × floor minus Claude Code's, either way", claude, codex)
+          for what, claude, codex in agents.pairs(small_t)],
         Target(
             f"gate hook peak RSS, worst row ({worst.name if worst else '–'})",
             worst.peak_rss_mb if worst else None,
@@ -844,7 +869,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         recall_transcript = transcripts[0].path
         stores: dict[int, Store] = {}
-        for size in opts.sizes if opts.only not in ("subagents", "search_first") else [min(opts.sizes)]:
+        for size in opts.sizes if opts.only not in ("subagents", "search_first", "agents") else [min(opts.sizes)]:
             stores[size] = build_store(size, opts, work, gate)
             _log(stores[size].setup[-1])
             if opts.only in (None, "recall"):
@@ -862,6 +887,15 @@ def main(argv: list[str] | None = None) -> int:
             floor = floor_candidate(opts, gate.env(store.home, store.project), store.project, prompts.prompt_event(
                 prompts.session_id("floor-first"), prompts.SHIFT, recall_transcript, store.project))
             sections["search_first"] = search_first_section(opts, gate, store, recall_transcript, floor, _log)
+        if not gate.missing and opts.only in (None, "agents"):
+            store = stores[min(opts.sizes)]
+            claude = transcripts[0]  # the smallest: each agent's Stop row reads the same turn, at one size
+            rollout = write_rollout(transcript_dir / f"{format_size(claude.target)}.rollout.jsonl", claude.size,
+                                    seed=opts.seed + 4, target=claude.target)
+            env = agents.with_gate_on_path(gate.env(store.home, store.project), gate.cli)
+            floor = floor_candidate(opts, env, store.project, prompts.prompt_event(
+                prompts.session_id("floor-agents"), prompts.SHIFT, recall_transcript, store.project))
+            sections["agents"] = agents.agents_section(opts, gate, store, claude, rollout, floor, _log)
     finally:
         if opts.keep:
             _log(f"kept {work}")

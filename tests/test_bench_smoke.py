@@ -40,6 +40,16 @@ ROWS = [
     "gate PreToolUse hook, read-only Bash without a cue (anchors only)",
     "gate PreToolUse hook, read-only Bash while the search is owed (passes)",
 ]
+# The agents section (issue 45): each hook for Claude Code and for Codex CLI, side by side, at the smallest
+# transcript size. Code from before the Codex host cannot answer Codex, so --before runs none of its rows.
+AGENT_ROWS = [
+    "gate recall hook, shift prompt (hits), Claude Code",
+    "gate recall hook, shift prompt (hits), Codex",
+    "gate Stop hook, evidence turn, Claude Code (50KB JSONL transcript)",
+    "gate Stop hook, evidence turn, Codex (50KB rollout)",
+    "gate PreToolUse hook, first edit refused until the agent's search, Claude Code (Edit)",
+    "gate PreToolUse hook, first edit refused until the agent's search, Codex (apply_patch)",
+]
 
 
 # The agent-search section weighs the check against the same code's anchors-only call, in one code: code from
@@ -65,19 +75,22 @@ def test_quick_bench_fills_every_row(tmp_path: Path) -> None:
 
     table = out.read_text(encoding="utf-8")
     assert table in done.stdout
-    for row in ROWS + [r for r in BEFORE_ROWS if ", before " not in r and ", after " not in r]:
+    for row in ROWS + AGENT_ROWS + [r for r in BEFORE_ROWS if ", before " not in r and ", after " not in r]:
         assert f"| {row} |" in table, f"missing row {row!r}"
     assert "## Targets" in table
 
     data = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     rows = [row for section in data["sections"] for row in section["rows"]]
-    assert {row["name"] for row in rows} >= set(ROWS)
+    assert {row["name"] for row in rows} >= set(ROWS + AGENT_ROWS)
+    assert not [row for row in rows if row["name"] in [r + " [before]" for r in AGENT_ROWS]]
     for row in rows:
         assert not row["skipped"], f"{row['name']}: skipped ({row['skipped']})"
         assert row["n"] >= 1 and row["median_ms"] > 0 and row["peak_rss_mb"] > 0, row["name"]
         assert row["median_cpu_ms"] > 0 and len(row["cpu_ms"]) == row["n"], row["name"]
         assert row["failures"] == 0, f"{row['name']}: {row['first_failure']}"
-    assert len(data["targets"]) == 13
+    assert len(data["targets"]) == 16
+    gaps = [target for target in data["targets"] if "minus Claude Code's" in target["name"]]
+    assert len(gaps) == 3 and all(target["value"] is not None and not target["caveat"] for target in gaps)
     assert all(target["cpu_value"] for target in data["targets"] if target["value"] and "RSS" not in target["name"])
     assert "| CPU ms | CPU × floor |" in table
 

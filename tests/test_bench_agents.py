@@ -1,0 +1,97 @@
+"""The bench's agents section (issue 45): the Codex rollout it writes is the JSONL transcript's evidence turn as
+gate's rollout reader reads it, and each Codex row's check tells a Codex answer from one Codex would reject or
+that Claude Code's host wrote. No timings are asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bench import agents, prompts
+from bench.rollout import PATCH, write_rollout
+from bench.run import find_gate
+from bench.search_first import PROMPT_ID, owe_search
+from bench.transcript import LAST_MESSAGE, LAST_PROMPT, write_transcript
+from gate.hosts.codex import install as codex_install
+from gate.session.transcript import read_turn
+
+DENY = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                               "permissionDecisionReason": "MEMORY SEARCH FIRST: run `/opt/gate/bin/gate search "
+                                                           "WORDS` before this change"}}
+
+
+def _out(answer: dict[str, object]) -> bytes:
+    return json.dumps(answer).encode()
+
+
+def test_the_rollout_holds_the_transcripts_evidence_turn_at_its_size(tmp_path: Path) -> None:
+    claude = write_transcript(tmp_path / "t.jsonl", 50_000, seed=3)
+    codex = write_rollout(tmp_path / "r.jsonl", claude.size, seed=3, target=claude.target)
+    assert codex.target == claude.target and abs(codex.size - claude.size) < 0.15 * claude.size
+    first = json.loads(codex.path.read_text(encoding="utf-8").splitlines()[0])
+    assert first["type"] == "session_meta" and first["payload"]["id"] == codex.session_id
+    claude_turn, codex_turn = read_turn(str(claude.path)), read_turn(str(codex.path))
+    assert codex_turn.complete and codex_turn.prompt == claude_turn.prompt == LAST_PROMPT
+    assert codex_turn.assistant_texts[-1] == claude_turn.assistant_texts[-1] == LAST_MESSAGE
+    # the read is a shell call in Codex; the edit an apply_patch of the same file
+    assert [use.name for use in codex_turn.tool_uses] == ["Bash", "Bash", "Edit", "Bash"]
+    assert [use.name for use in claude_turn.tool_uses] == ["Bash", "Read", "Edit", "Bash"]
+    assert codex_turn.tool_uses[2].input["old_string"] == claude_turn.tool_uses[2].input["old_string"]
+    assert claude_turn.touched_files()[-1].endswith(codex_turn.touched_files()[-1])
+    failed = codex_turn.result_for(codex_turn.tool_uses[0].id)
+    assert failed is not None and failed.is_error
+
+
+def test_a_codex_row_takes_only_an_answer_in_codexs_schema_that_names_gate_by_path() -> None:
+    codex, claude = agents.check_refusal(agents.CODEX), agents.check_refusal(agents.CLAUDE)
+    assert codex(0, _out(DENY), b"") is None and claude(0, _out(DENY), b"") is None
+    extra = {"hookSpecificOutput": {**DENY["hookSpecificOutput"], "updatedInput": {}}}
+    ask = {"hookSpecificOutput": {**DENY["hookSpecificOutput"], "permissionDecision": "ask"}}
+    outer = {**DENY, "suppressOutput": True}
+    plain = {"hookSpecificOutput": {**DENY["hookSpecificOutput"], "permissionDecisionReason":
+                                    "MEMORY SEARCH FIRST: run `gate search WORDS` before this change"}}
+    for answer in (extra, ask, outer, plain):
+        assert codex(0, _out(answer), b"") is not None, answer
+    assert claude(0, _out(plain), b"") is None  # Claude Code's hook may name gate plainly
+    assert codex(0, b"", b"") is not None and codex(1, _out(DENY), b"") is not None
+
+    stop = agents.check_stop(agents.CODEX)
+    assert stop(0, _out({"decision": "block", "reason": "MEMORY CHECK: `/opt/gate/bin/gate remember` it"}), b"") is None
+    assert stop(0, _out({"decision": "block", "reason": "MEMORY CHECK", "continue": True}), b"") is not None
+    assert stop(0, _out({"decision": "block", "reason": "MEMORY CHECK: gate remember \"…\""}), b"") is not None
+
+
+def test_the_codex_rows_run_the_command_codex_is_wired_with_and_their_checks_tell_the_hosts_apart(
+    tmp_path: Path, isolated_home: Path, project: Path
+) -> None:
+    assert list(codex_install.AGENT_ARGS) == agents.AGENT_ARGS
+    gate = find_gate(sys.executable, None)
+    assert not gate.missing
+    env = agents.with_gate_on_path(gate.env(isolated_home, project), gate.cli)
+    rollout = write_rollout(tmp_path / "r.jsonl", 20_000)
+
+    def run(argv: list[str], event: bytes) -> tuple[int, bytes, bytes]:
+        done = subprocess.run(argv, input=event, env=env, cwd=project, capture_output=True, timeout=60)
+        return done.returncode, done.stdout, done.stderr
+
+    check = agents.check_refusal(agents.CODEX)
+    for index, argv in enumerate(([*gate.hook, *agents.AGENT_ARGS], gate.hook)):
+        session = prompts.session_id("test-agents-edit", index)
+        owe_search(isolated_home, session)
+        event = agents.codex_event(session, PROMPT_ID, rollout.path, project, "PreToolUse", tool_name="apply_patch",
+                                   tool_input={"command": PATCH}, tool_use_id="call_t")
+        verdict = check(*run(argv, event))
+        assert (verdict is None) == (index == 0), verdict  # Claude Code's hook does not read an apply_patch
+
+    stop = agents.check_stop(agents.CODEX)
+    answers = []
+    for index, argv in enumerate(([*gate.hook, *agents.AGENT_ARGS], gate.hook)):
+        session = prompts.session_id("test-agents-stop", index)
+        event = agents.codex_event(session, "turn-1", rollout.path, project, "Stop", stop_hook_active=False,
+                                   last_assistant_message=rollout.last_assistant_message)
+        answers.append(run(argv, event))
+    assert stop(*answers[0]) is None, answers[0]
+    # the Claude Code host blocks the same turn, but names gate plainly: not what the Codex row claims
+    assert json.loads(answers[1][1])["decision"] == "block" and stop(*answers[1]) is not None

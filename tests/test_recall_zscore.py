@@ -12,6 +12,7 @@ import pytest
 
 from gate.memory.search import search, spread, standardise
 from gate.memory.store import Store
+from gate.memory.store_import import import_lines
 from gate.textproc import terms
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +45,7 @@ def real_store(project: Path) -> Store:
     store = Store.for_cwd(project)
     lines = [json.dumps({**json.loads(line), "project": store.paths.root})
              for line in STORE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    store.import_lines(lines, source_name=str(STORE))
+    import_lines(store, lines, source_name=str(STORE))
     store.reindex()
     return store
 

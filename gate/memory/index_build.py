@@ -13,12 +13,12 @@ from gate.paths import background_python, ensure_private_dir
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
-    from gate.memory.index import MemoryIndex
+    from gate.memory.index_schema import IndexHandle
 
 MODULE = "gate.memory.index"  # its main() calls build() here: this module does not know the index class
 
 
-def store_files(index: MemoryIndex, limit: int) -> int:
+def store_files(index: IndexHandle, limit: int) -> int:
     """The number of files in the index's store directories, counted up to just past `limit`."""
     count = 0
     for directory in index.store_dirs.values():
@@ -33,7 +33,7 @@ def store_files(index: MemoryIndex, limit: int) -> int:
     return count
 
 
-def spawn(index: MemoryIndex) -> None:
+def spawn(index: IndexHandle) -> None:
     """Start gate.memory.index's main(ROOT) detached, unless a build holds the build lock."""
     import fcntl
     import subprocess
@@ -54,7 +54,7 @@ def spawn(index: MemoryIndex) -> None:
         return  # a build is under way (its lock is held), or none can start: the next call tries again
 
 
-def build(index: MemoryIndex) -> int:
+def build(index: IndexHandle) -> int:
     """The background build a hook starts for a large store (gate.memory.index's main): hold the build lock,
     catch up, exit."""
     import fcntl

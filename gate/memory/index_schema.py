@@ -2,7 +2,8 @@
 
 dirs.json holds each store directory's mtime (and the files that could not be read); files.json holds each file's
 stat signature, its memory's id and its live `supersedes` targets. The reader (gate/memory/index.py) and the
-writer (gate/memory/index_write.py) both read them through these helpers, so neither imports the other.
+writer (gate/memory/index_write.py) both read them through these helpers, so neither imports the other; the writer
+and the background build (gate/memory/index_build.py) know the reader's MemoryIndex only as IndexHandle.
 """
 
 from __future__ import annotations
@@ -14,10 +15,34 @@ from gate.paths import replace_file
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
     from gate.memory.engine import tantivy
     from gate.memory.files import CorruptMemoryFile
+    from gate.paths import ProjectPaths
+
+    class IndexHandle(Protocol):
+        """What the writer and the background build use of the index (gate/memory/index.py MemoryIndex): typed
+        here, where both already look, so that neither imports the module that imports them."""
+
+        paths: ProjectPaths
+        dir: str
+        store_dirs: dict[str, str]
+        analyzer_registered: bool
+
+        @property
+        def dirs_file(self) -> str: ...
+
+        @property
+        def files_file(self) -> str: ...
+
+        def open(self) -> tantivy.Index: ...
+
+        def searcher(self) -> tantivy.Searcher: ...
+
+        def catch_up(
+            self, *, wait_seconds: float = 0.0, deep: bool = False, written: tuple[str, ...] = ()
+        ) -> CatchUp: ...
 
 # 4: the cues field, each document's file signature, supersession derived from links; unspaced scripts indexed
 # as character pairs (gate.textproc.prepare). An index of another version is rebuilt.

@@ -43,7 +43,7 @@ TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are 
 if TYPE_CHECKING:
     from typing import Any
 
-    from gate.memory.index import MemoryIndex
+    from gate.memory.index_schema import IndexHandle
     from gate.memory.model import Memory
 
 # The writer's memory budget: tantivy flushes a segment each time it is spent, and a search in a fresh process
@@ -93,7 +93,7 @@ def _derived_record(memory: Memory, superseded: set[str]) -> dict[str, Any]:
 
 
 # --- the writer ---------------------------------------------------------------------------------------------------
-def open_writer(index: MemoryIndex, wait_seconds: float) -> tantivy.IndexWriter:
+def open_writer(index: IndexHandle, wait_seconds: float) -> tantivy.IndexWriter:
     """The index's writer, waiting up to `wait_seconds` for another process to let go of it (IndexBusy)."""
     deadline = time.monotonic() + wait_seconds
     delay = 0.005
@@ -115,7 +115,7 @@ def open_writer(index: MemoryIndex, wait_seconds: float) -> tantivy.IndexWriter:
 
 # --- the pass -----------------------------------------------------------------------------------------------------
 def apply(
-    index: MemoryIndex,
+    index: IndexHandle,
     writer: tantivy.IndexWriter,
     scopes: list[str],
     files_state: dict[str, Any],
@@ -158,7 +158,7 @@ def apply(
 
 
 def _catch_up_scope(
-    index: MemoryIndex,
+    index: IndexHandle,
     scope: str,
     writer: tantivy.IndexWriter,
     files_state: dict[str, dict[str, list[Any]]],
@@ -192,7 +192,7 @@ def _catch_up_scope(
 
 
 def _catch_up_files(
-    index: MemoryIndex,
+    index: IndexHandle,
     scope: str,
     names: list[str],
     writer: tantivy.IndexWriter,
@@ -231,7 +231,7 @@ def _drop(writer: tantivy.IndexWriter, scope: str, name: str, report: CatchUp) -
 
 
 def _reread(
-    index: MemoryIndex,
+    index: IndexHandle,
     writer: tantivy.IndexWriter,
     scope: str,
     name: str,
@@ -269,7 +269,7 @@ def _reread(
 
 
 def _restatus(
-    index: MemoryIndex, writer: tantivy.IndexWriter, ids: set[str], superseded: set[str], report: CatchUp
+    index: IndexHandle, writer: tantivy.IndexWriter, ids: set[str], superseded: set[str], report: CatchUp
 ) -> None:
     """Re-add, with the status derived now, the documents of memories whose file did not change but whose
     live successors did (one was written, forgotten, edited or deleted). Their records come from the last

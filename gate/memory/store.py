@@ -1,5 +1,6 @@
 """The store's write side and whole-store reads (cold path): remember, update, forget, link, restore, export;
-importing JSON lines is gate/memory/store_import.py's, through the same writes.
+importing JSON lines is gate/memory/store_import.py's, through the same writes (it is handed the Store: this
+module does not import it).
 
 Files are the source of truth; after every write the index is caught up in the same process. Nothing is
 written until everything is validated: a refused memory leaves no trace. Every write that replaces a file
@@ -26,10 +27,6 @@ from gate.memory.model import SCOPES, Link, Memory, mint_id, now_iso
 from gate.memory.secrets import refuse_secrets, text_fields
 from gate.memory.supersession import closing_chain, cycle_refusal, effective_status, live_supersedes
 from gate.paths import ProjectPaths, ensure_private_dir
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from gate.memory.store_import import ImportReport
 
 WRITER_WAIT_SECONDS = 20.0
 MAX_ANCHOR_FILES = 50
@@ -373,20 +370,6 @@ class Store:
         for memory in self.all():
             assert isinstance(memory, Memory)
             yield memory.to_dict()
-
-    def import_lines(self, lines: Iterable[str], *, source_name: str = "input") -> list[str]:
-        """Import JSON lines, all or nothing: every refused line is named, and then nothing is written."""
-        return self.import_report(lines, source_name=source_name).ids
-
-    def import_report(
-        self, lines: Iterable[str], *, source_name: str = "input", skip_refused: bool = False, replace: bool = False,
-        keep_project: bool = False,
-    ) -> ImportReport:
-        """Import JSON lines as `gate export` writes them (gate/memory/store_import.py)."""
-        from gate.memory.store_import import import_report
-
-        return import_report(self, lines, source_name=source_name, skip_refused=skip_refused, replace=replace,
-                             keep_project=keep_project)
 
     # --- index --------------------------------------------------------------------------------------------------
     def catch_up(self, *, deep: bool = False) -> CatchUp:

@@ -95,6 +95,11 @@ def _mint_free(taken: set[str]) -> str:
     raise RuntimeError("could not mint a free id")
 
 
+def import_lines(store: Store, lines: Iterable[str], *, source_name: str = "input") -> list[str]:
+    """Import JSON lines, all or nothing: every refused line is named, and then nothing is written."""
+    return import_report(store, lines, source_name=source_name).ids
+
+
 def import_report(
     store: Store, lines: Iterable[str], *, source_name: str = "input", skip_refused: bool = False,
     replace: bool = False, keep_project: bool = False,

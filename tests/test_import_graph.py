@@ -202,3 +202,16 @@ def test_a_circle_closed_by_a_type_checking_import_is_found(tmp_path: Path) -> N
 def test_the_shortest_way_round_is_named() -> None:
     graph = {"a": {"b", "d"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert circle_through(circles(graph)[0], graph) == ["a", "d", "a"]
+
+
+def test_the_memory_parts_packages_import_nothing() -> None:
+    """gate/memory/'s parts (index/, store/, cues/) are reached module by module: a package whose __init__ imported
+    its modules would load them all on the hook path, wherever one of them is needed."""
+    inits = sorted((GATE / "memory").rglob("__init__.py"))
+    assert len(inits) >= 4, inits  # gate/memory itself and its three parts
+    importing = [
+        str(path.relative_to(GATE.parent))
+        for path in inits
+        if any(isinstance(node, ast.Import | ast.ImportFrom) for node in ast.walk(ast.parse(path.read_text())))
+    ]
+    assert importing == []

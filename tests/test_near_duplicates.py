@@ -15,10 +15,10 @@ import support
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from near_duplicates import PAIRS, RESTATEMENT, split
 
-from gate.memory import duplicates
 from gate.memory.model import Memory
-from gate.memory.store import Store
-from gate.memory.store_import import import_lines
+from gate.memory.store import duplicates
+from gate.memory.store.importing import import_lines
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths, project_key, user_dirs
 
 BACKGROUND = [

@@ -12,7 +12,7 @@ from gate import render
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import GateError
 from gate.importers import command as importers
-from gate.memory.store_import import ImportInterrupted, ImportReport, import_report
+from gate.memory.store.importing import ImportInterrupted, ImportReport, import_report
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

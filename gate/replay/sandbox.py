@@ -78,8 +78,8 @@ def _normalise(stamp: str) -> str:
 def build(home: str, stores: dict[str, str]) -> tuple[dict[str, ProjectPaths], dict[str, set[str]]]:
     """For each transcript with a store file: its project paths in `home` (already redirected by the caller),
     and the ids of its own memories. Every store is written and indexed before any replay starts."""
-    from gate.memory.store import Store  # cold: only labelled replays build stores
-    from gate.memory.store_import import import_lines
+    from gate.memory.store.importing import import_lines
+    from gate.memory.store.store import Store  # cold: only labelled replays build stores
 
     files: dict[str, list[dict[str, Any]]] = {}
     paths: dict[str, ProjectPaths] = {}

@@ -1,6 +1,6 @@
 """Writing the memory index: the writer, the pass that re-indexes what changed, the documents it adds.
 
-Imported only when a file really differs from what was indexed (gate/memory/index.py looks first, lock-free):
+Imported only when a file really differs from what was indexed (gate/memory/index/read.py looks first, lock-free):
 a prompt whose store did not change never loads this module, nor the analyzer the writer registers.
 
 Supersession is derived here, never stored: a memory is superseded while a memory that is not forgotten links to
@@ -15,9 +15,9 @@ import json
 import os
 import time
 
-from gate.memory.analyzer import analyzer
-from gate.memory.engine import tantivy
-from gate.memory.index_schema import (
+from gate.memory.index.analyzer import analyzer
+from gate.memory.index.engine import tantivy
+from gate.memory.index.schema import (
     ANALYZER_NAME,
     SCHEMA_VERSION,
     SCOPES_INDEXED,
@@ -33,7 +33,7 @@ from gate.memory.index_schema import (
     write_dirs,
     write_json,
 )
-from gate.memory.scan import SUFFIX, settled
+from gate.memory.store.scan import SUFFIX, settled
 from gate.memory.vocab import joined_cues
 from gate.textproc import prepare
 
@@ -43,7 +43,7 @@ TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are 
 if TYPE_CHECKING:
     from typing import Any
 
-    from gate.memory.index_schema import IndexHandle
+    from gate.memory.index.schema import IndexHandle
     from gate.memory.model import Memory
 
 # The writer's memory budget: tantivy flushes a segment each time it is spent, and a search in a fresh process
@@ -166,7 +166,7 @@ def _catch_up_scope(
     report: CatchUp,
     read: dict[str, tuple[Memory, list[int]]],
 ) -> None:
-    from gate.memory.scan import scan_dir
+    from gate.memory.store.scan import scan_dir
 
     directory = index.store_dirs[scope]
     # Stat the directory BEFORE listing it: a write after this moment moves the mtime past what we record.
@@ -242,7 +242,7 @@ def _reread(
     read: dict[str, tuple[Memory, list[int]]],
 ) -> None:
     """Read one changed file; its document is added after the pass, with the derived status."""
-    from gate.memory.files import CorruptMemoryFile, read_memory  # only when something changed
+    from gate.memory.store.files import CorruptMemoryFile, read_memory  # only when something changed
     from gate.memory.supersession import live_supersedes
 
     key = f"{scope}/{name[: -len(SUFFIX)]}"

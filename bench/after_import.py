@@ -4,7 +4,7 @@ first of its kind in a fresh process, in a throwaway GATE_HOME and project.
 
     python -m bench.after_import --size 20000 [--no-ids] [--interrupt-at N] [--gate-src DIR]
 
-`--interrupt-at N` stops the import with SIGINT after its Nth file (gate/memory/killpoints.py), times the first
+`--interrupt-at N` stops the import with SIGINT after its Nth file (gate/memory/store/killpoints.py), times the first
 hooks after that, then the same import run again and the hooks after it.
 """
 

@@ -72,7 +72,7 @@ def provenance_mark(record: dict[str, Any]) -> str:
 def index_line(record: dict[str, Any], *, with_body: bool = False, extra: str = "", root: str | None = None) -> str:
     """One delivered memory; with the project `root`, anchored files are re-checked and a stale mark added."""
     if root is not None and record.get("anchors"):
-        from gate.memory.staleness import stale_mark
+        from gate.memory.cues.staleness import stale_mark
 
         mark = stale_mark(record, root)
         extra += f" [{clean(mark, 300)}]" if mark else ""  # file names come from a file a person may edit

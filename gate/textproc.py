@@ -1,7 +1,7 @@
 """Text to search terms (hot path): code identifiers split, stopwords dropped, English-stemmed.
 
 Two implementations of one analysis: the index tokenizes documents with tantivy's analyzer
-(gate/memory/analyzer.py), and everything on the query side — search terms, the recall gate's topic
+(gate/memory/index/analyzer.py), and everything on the query side — search terms, the recall gate's topic
 record — comes from terms() here, which does the same steps with the standard library and PyStemmer.
 Both stem with Snowball English (tantivy through rust-stemmers, PyStemmer through libstemmer), and
 tests/test_textproc.py checks that the two produce the same terms. The point is the hook's budget: importing

@@ -62,7 +62,7 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "M3d", "the cue table (path anchors, keyword cues) keeps another project's private memories",
-        [("gate/memory/cue_build.py", "if memory_id not in superseded and _belongs(record, paths)",
+        [("gate/memory/cues/build.py", "if memory_id not in superseded and _belongs(record, paths)",
           "if memory_id not in superseded")],
         ["tests/test_promises.py::test_every_delivering_hook_keeps_to_the_project"],
     ),
@@ -73,7 +73,7 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "M5", "the near-duplicate check's own-project filter removed",
-        [("gate/memory/duplicates.py",
+        [("gate/memory/store/duplicates.py",
           """        if record.get("scope") == "private" and not index.paths.owns(record.get("project") or ""):
             continue  # another project's private memory (shared user-scope ones do count)
 """, "")],
@@ -93,12 +93,12 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "T1", "the detached index build a hook starts builds nothing",
-        [("gate/memory/index_build.py", "        index.catch_up(wait_seconds=120.0)\n", "        pass\n")],
+        [("gate/memory/index/build.py", "        index.catch_up(wait_seconds=120.0)\n", "        pass\n")],
         ["tests/test_store.py::test_hook_leaves_a_large_missing_index_to_a_background_build"],
     ),
     (
         "T2", "write_memory writes into the memory's own file (no temp file, no rename)",
-        [("gate/memory/files.py", """    temp = store_dir / f"{TEMP_PREFIX}{memory.id}-{os.getpid()}"
+        [("gate/memory/store/files.py", """    temp = store_dir / f"{TEMP_PREFIX}{memory.id}-{os.getpid()}"
     mode = 0o600""", """    temp = target
     mode = 0o600""")],
         ["tests/test_store.py::test_atomic_write_survives_a_crash_mid_write"],
@@ -146,12 +146,12 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "T3", "the cue-table builder builds without taking the build lock",
-        [("gate/memory/cue_build.py", "        fcntl.flock(lock_fd, fcntl.LOCK_EX)\n", "")],
+        [("gate/memory/cues/build.py", "        fcntl.flock(lock_fd, fcntl.LOCK_EX)\n", "")],
         ["tests/test_triggers.py::test_the_detached_builder_waits_for_a_builder_at_work"],
     ),
     (
         "T4", "a catch-up no longer clears the files a writer killed mid-commit left behind",
-        [("gate/memory/index_write.py", "        writer.garbage_collect_files()\n", "")],
+        [("gate/memory/index/write.py", "        writer.garbage_collect_files()\n", "")],
         ["tests/test_hardening_crash.py::test_commit_after_a_writer_died_mid_commit"],
     ),
     (
@@ -408,12 +408,12 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "K1", "reads kept in a process are not read again after a write (a new commit) in that process",
-        [("gate/memory/index.py", "        if held is None or held[0] != mark:\n", "        if held is None:\n")],
+        [("gate/memory/index/read.py", "        if held is None or held[0] != mark:\n", "        if held is None:\n")],
         ["tests/test_session_index.py::test_reads_kept_in_a_process_are_read_again_after_a_write_in_that_process"],
     ),
     (
         "K2", "the environment answer is kept without the terms asked",
-        [("gate/memory/index.py", "        key = (wanted, tuple(field_names), named)\n",
+        [("gate/memory/index/read.py", "        key = (wanted, tuple(field_names), named)\n",
           "        key = (wanted, tuple(field_names))\n")],
         ["tests/test_session_index.py::test_the_environment_answer_is_kept_by_the_terms_asked"],
     ),
@@ -449,7 +449,7 @@ MUTATIONS: list[tuple[str, str, list[tuple[str, str, str]], list[str]]] = [
     ),
     (
         "PR2", "an import keeps the project its lines name (another checkout's: never delivered here)",
-        [("gate/memory/store_import.py", "    if not keep_project or not data.get(\"project\"):",
+        [("gate/memory/store/importing.py", "    if not keep_project or not data.get(\"project\"):",
           "    if not data.get(\"project\"):")],
         ["tests/test_project_identity.py::test_an_import_is_the_importing_projects_unless_told_to_keep_the_source"],
     ),

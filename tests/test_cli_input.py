@@ -62,7 +62,7 @@ def test_remember_outside_git_says_which_project_it_went_to(tmp_path: Path, monk
     """Issue 44: outside $HOME, a directory outside git silently became a store. It is still allowed (the
     directory is the project, as for every other command), and said on stderr; the id alone is on stdout."""
     from gate.cli import main
-    from gate.memory.store import Store
+    from gate.memory.store.store import Store
 
     plain = tmp_path / "notes"
     (plain / "sub").mkdir(parents=True)

@@ -8,7 +8,7 @@ import json
 import tomllib
 from pathlib import Path
 
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 
 FACT = "PgBouncer runs in transaction pooling mode"
 CUES = "prod is out of db connections, too many clients already"

@@ -1,4 +1,4 @@
-"""gate/memory/engine.py: tantivy loads without running datetime.py, and `datetime` still works as before."""
+"""gate/memory/index/engine.py: tantivy loads without running datetime.py, and `datetime` still works as before."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 PROBE = r"""
 import json, pickle, sys
-from gate.memory.engine import tantivy
+from gate.memory.index.engine import tantivy
 import datetime
 from datetime import UTC, date, datetime as dt, timedelta, timezone
 now = dt.now(UTC)

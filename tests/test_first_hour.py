@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import support
 
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 from gate.rules import load_rules
 
 # --- a memory file repaired in place is picked up by the next read --------------------------------------------
@@ -207,7 +207,7 @@ def _shard_title(worker: int, note: int) -> str:
     ],
 )
 def test_other_identifiers_and_numbers_make_two_facts(existing: str, new: str, gate) -> None:
-    from gate.memory import duplicates
+    from gate.memory.store import duplicates
 
     assert duplicates.compare(existing, new).distinct in ("other numbers", "other identifiers")
     assert duplicates.compare(new, existing).distinct in ("other numbers", "other identifiers")
@@ -217,7 +217,7 @@ def test_other_identifiers_and_numbers_make_two_facts(existing: str, new: str, g
 
 
 def test_a_grid_of_numbered_titles_is_all_distinct() -> None:
-    from gate.memory import duplicates
+    from gate.memory.store import duplicates
 
     titles = [_shard_title(worker, note) for worker in range(6) for note in range(15)]
     same = [(a, b) for i, a in enumerate(titles) for b in titles[i + 1:] if duplicates.compare(a, b).duplicate(0.7)]
@@ -228,7 +228,7 @@ WRITER = r'''
 import io, json, sys
 from contextlib import redirect_stderr, redirect_stdout
 from gate.cli import main
-import gate.commands.remember, gate.memory.store, gate.memory.duplicates  # imported before the go
+import gate.commands.remember, gate.memory.store.store, gate.memory.store.duplicates  # imported before the go
 worker, notes, project = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 print("ready", flush=True)  # wait with the others for the go (tests/support.py start_together)
 sys.stdin.readline()

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from gate.memory.files import write_memory
 from gate.memory.model import Memory
-from gate.memory.store import Store
+from gate.memory.store.files import write_memory
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths
 
 

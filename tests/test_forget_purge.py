@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from gate.memory.history import history_root
-from gate.memory.store import Store
+from gate.memory.store.history import history_root
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths
 
 # Words no other memory and no file of gate holds: where their bytes are found, the text is still kept.

@@ -203,7 +203,7 @@ def test_writers_and_hooks_on_one_store(project: Path, gate: Gate, tmp_path: Pat
         check_answer(record["event"], record["out"])
 
     # every memory written is in the files, whole
-    from gate.memory.store import Store
+    from gate.memory.store.store import Store
 
     store = Store(ProjectPaths.for_cwd(project))
     on_disk = {m.id: m for m in store.memories()}
@@ -329,7 +329,7 @@ SAME_ID = r'''
 import io, sys, time
 from contextlib import redirect_stderr, redirect_stdout
 from gate.cli import main
-import gate.commands.remember, gate.memory.store  # imported before the go
+import gate.commands.remember, gate.memory.store.store  # imported before the go
 writer, memory_id, project = sys.argv[1], sys.argv[2], sys.argv[3]
 print("ready", flush=True)  # imported: wait with the others for the go (tests/support.py start_together)
 sys.stdin.readline()
@@ -348,7 +348,7 @@ def test_writers_racing_for_one_id_never_lose_a_memory_silently(project: Path, g
     code, _, err = gate("remember", "A seed memory", "--kind", "finding")
     assert code == 0, err
     rounds = int(os.environ.get("GATE_SAME_ID_ROUNDS", "4"))
-    from gate.memory.store import Store
+    from gate.memory.store.store import Store
 
     store = Store(ProjectPaths.for_cwd(project))
     for n in range(rounds):

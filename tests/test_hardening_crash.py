@@ -30,10 +30,10 @@ from typing import Any
 import pytest
 import support
 
-from gate.memory.files import TEMP_PREFIX
-from gate.memory.index import IndexBusy, MemoryIndex
+from gate.memory.index.read import IndexBusy, MemoryIndex
 from gate.memory.search import search
-from gate.memory.store import Store
+from gate.memory.store.files import TEMP_PREFIX
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths, audit_log_file
 from gate.session.ledger import open_ledger, read_ledger
 
@@ -171,7 +171,7 @@ def test_commit_after_a_writer_died_mid_commit(project: Path, gate: Gate, tmp_pa
 # --- locks held by a process that dies ---------------------------------------------------------------------------
 HOLD_WRITER = r'''
 import sys, time
-from gate.memory.index import MemoryIndex
+from gate.memory.index.read import MemoryIndex
 from gate.paths import ProjectPaths
 index = MemoryIndex(ProjectPaths.for_cwd(sys.argv[1]))
 writer = index._writer(10.0)

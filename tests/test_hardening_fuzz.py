@@ -657,7 +657,7 @@ def test_oversized_memories_are_refused_and_a_huge_pulled_file_is_never_parsed_b
 
     import tomli_w
 
-    from gate.memory.files import MAX_FILE_BYTES
+    from gate.memory.store.files import MAX_FILE_BYTES
 
     code, out, err = gate("remember", "Reserve waterfall with a giant body", "--body", "-",
                           stdin="reserve waterfall detail " * 400_000)

@@ -181,7 +181,7 @@ def test_project_rules_cannot_switch_off_secret_refusal(project: Path, gate: Gat
     own = 'pattern = [{name = "internal ticket token", regex = "\\\\bTKT-[0-9]{8}\\\\b"}]\n'
     (rules / "secrets.toml").write_text(own)
     from gate import rules as rule_layers
-    from gate.memory import secrets as secret_rules
+    from gate.memory.store import secrets as secret_rules
 
     rule_layers._load.cache_clear()
     secret_rules._patterns.cache_clear()

@@ -24,7 +24,7 @@ import support
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import Transcript
 
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths, audit_log_file
 from gate.rules import load_rules
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import Transcript
 from secrets_corpus import BENIGN, GENERATORS, needle, secrets
 
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths, audit_log_file, error_log_file, user_dirs
 
 PER_KIND = int(os.environ.get("GATE_SECRETS_PER_KIND", "2"))

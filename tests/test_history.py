@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gate.memory.history import history_root
-from gate.memory.store import Store
+from gate.memory.store.history import history_root
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths
 
 

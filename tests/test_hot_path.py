@@ -158,7 +158,7 @@ SLOW_STDLIB = ("pathlib", "urllib", "ipaddress", "typing", "dataclasses", "conte
 
 
 def settle_store_dirs(project: Path) -> None:
-    """Date the store directories a minute back: past the racy window (gate/memory/scan.py), a directory's
+    """Date the store directories a minute back: past the racy window (gate/memory/store/scan.py), a directory's
     mtime vouches for its listing, so what the first hook builds is not looked at again (no waiting it out)."""
     paths = ProjectPaths.for_cwd(project)
     written = time.time_ns() - 60 * 1_000_000_000
@@ -184,7 +184,7 @@ def test_steady_state_hooks_skip_slow_imports_and_a_follow_up_prompt_skips_tanti
     assert "tantivy" not in modules
     assert not {m for m in modules if m.split(".")[0] in SLOW_STDLIB or m in SLOW_STDLIB}
     # what a silent follow-up has no use for: rendering, tool-call cues, trigger parsing
-    unused = {"gate.render", "gate.gates.delivery.anchors", "gate.memory.triggers", "gate.memory.search"}
+    unused = {"gate.render", "gate.gates.delivery.anchors", "gate.memory.cues.triggers", "gate.memory.search"}
     assert not modules & unused, sorted(modules & unused)
     events = [
         {"hook_event_name": "UserPromptSubmit", "prompt": "How is the payroll export to the bank formatted?"},
@@ -201,7 +201,8 @@ def test_steady_state_hooks_skip_slow_imports_and_a_follow_up_prompt_skips_tanti
             slow -= {"datetime", "_datetime"}  # tantivy's own import; only a search loads it
         assert not slow, (fields["hook_event_name"], sorted(slow))
         # building things (cue table, regex prefilters, memory files) happens when something changed, not here
-        cold = modules & {"gate.memory.cue_build", "gate.literal_analysis", "gate.memory.model", "gate.memory.files"}
+        cold = modules & {"gate.memory.cues.build", "gate.literal_analysis", "gate.memory.model",
+                          "gate.memory.store.files"}
         assert not cold, (fields["hook_event_name"], sorted(cold))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 
 GOOD_AND_BAD = [
     {"id": "m-good1", "kind": "finding", "title": "Local database runs in docker compose",
@@ -58,19 +58,19 @@ def test_import_skip_refused_imports_the_rest_and_reports_what_it_skipped(gate, 
 def test_an_import_leaves_the_cue_table_level_with_the_store(gate, project: Path) -> None:
     """The work an import leaves belongs to the import: the first hook after it finds the cue table current
     (a table built when the store was small was rebuilt inline by the first hook: 11.6 s after 20,000)."""
-    from gate.memory import cues
+    from gate.memory.cues import shards
     from gate.paths import ProjectPaths
     from gate.rules import load_rules
 
     paths = ProjectPaths.for_cwd(project)
-    defaults = cues.defaults_from(load_rules("triggers", project))
+    defaults = shards.defaults_from(load_rules("triggers", project))
     lines = [{"id": f"m-cue{n:03d}", "kind": "gotcha", "title": f"Gotcha {n} of the db layer", "paths": ["src/db/**"]}
              for n in range(3)]
     code, out, err = gate("import", "-", stdin=jsonl(lines))
     assert code == 0, err
-    head = json.loads((Path(cues.table_dir(paths)) / "head.json").read_text(encoding="utf-8"))
+    head = json.loads((Path(shards.table_dir(paths)) / "head.json").read_text(encoding="utf-8"))
     assert head["files"] == 3
-    assert sorted(m for m, _, _ in cues.Table(paths, head).path_triggers("src/db/x.py")) == [
+    assert sorted(m for m, _, _ in shards.Table(paths, head).path_triggers("src/db/x.py")) == [
         "m-cue000", "m-cue001", "m-cue002"]
     assert head["defaults"] == defaults
 

@@ -13,7 +13,7 @@ from auto_memory_sample import BAD_FILES, TOPIC_FILES, write_bad_files, write_sa
 
 from gate import claude_code
 from gate.importers.frontmatter import FrontMatterError, split
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths
 
 
@@ -389,7 +389,8 @@ def test_the_users_own_claude_md_goes_to_user_scope(gate, project: Path) -> None
 
 
 def test_an_interrupted_import_of_claude_memory_says_what_it_wrote_and_a_run_again_finishes_it(project: Path) -> None:
-    """Ctrl-C (a real SIGINT, at the second memory written: gate/memory/killpoints.py) stopped it without a word."""
+    """Ctrl-C (a real SIGINT, at the second memory written: gate/memory/store/killpoints.py) stopped it without a
+    word."""
     import sys
 
     write_sample(default_memory_dir(project))

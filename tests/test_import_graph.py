@@ -1,7 +1,7 @@
 """gate/ imports without circles, and gate/gates/ in its layers (docs/development.md, Layout).
 
-Every import counts, at module level or inside a function (a lazy import still ties the two modules together);
-only the ones under `if TYPE_CHECKING:` do not, as they never run.
+Every import counts: at module level, inside a function (a lazy import still ties the two modules together) and
+under `if TYPE_CHECKING:` (it never runs, but it still says each module knows the other: a circle all the same).
 """
 
 from __future__ import annotations
@@ -17,22 +17,11 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(tree: ast.AST, package: str) -> set[str]:
     """The modules of gate/ a module imports (a `from package import name` names the submodule when it is one)."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -126,9 +115,34 @@ def layer_breaches(graph: dict[str, set[str]]) -> list[str]:
     return breaches
 
 
+def circle_through(group: list[str], graph: dict[str, set[str]]) -> list[str]:
+    """One circle of the group, as the imports run: its first module, the shortest way back to it, that module."""
+    start, members = group[0], set(group)
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            for target in sorted(graph.get(node, set()) & members):
+                if target == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [*reversed(path), start]
+                if target not in came_from:
+                    came_from[target] = node
+                    following.append(target)
+        frontier = following
+    return group  # not reached: a strongly connected group has a way back
+
+
+def circle_report(graph: dict[str, set[str]]) -> list[str]:
+    return [" -> ".join(circle_through(group, graph)) + f"  (all of: {', '.join(group)})" for group in circles(graph)]
+
+
 def test_gate_has_no_import_circles() -> None:
-    found = circles(import_graph())
-    assert found == [], "import circles in gate/: " + "; ".join(" <-> ".join(group) for group in found)
+    found = circle_report(import_graph())
+    assert found == [], "import circles in gate/:\n" + "\n".join(found)
 
 
 def test_the_gates_import_only_the_layers_below() -> None:
@@ -149,17 +163,55 @@ def test_a_layer_breach_is_found() -> None:
     ]
 
 
+def _package(root: Path, modules: dict[str, str]) -> Path:
+    for name, source in {"__init__": "", **modules}.items():
+        path = root / "gate" / (name.replace(".", "/") + ".py")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        (path.parent / "__init__.py").touch()
+        path.write_text(source, encoding="utf-8")
+    return root / "gate"
+
+
 def test_a_circle_is_found(tmp_path: Path) -> None:
     """The check itself: a circle made of a lazy import, through a `from package import module`, is reported."""
-    package = tmp_path / "gate"
-    (package / "sub").mkdir(parents=True)
-    (package / "__init__.py").write_text("", encoding="utf-8")
-    (package / "sub" / "__init__.py").write_text("", encoding="utf-8")
-    (package / "sub" / "one.py").write_text("from gate.sub import two\n", encoding="utf-8")
-    (package / "sub" / "two.py").write_text(
-        "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from gate import three\n"
-        "def later():\n    from gate.sub.one import x\n",
-        encoding="utf-8",
-    )
-    (package / "three.py").write_text("from gate.sub import two\n", encoding="utf-8")
-    assert circles(import_graph(package)) == [["gate.sub.one", "gate.sub.two"]]
+    package = _package(tmp_path, {
+        "sub.one": "from gate.sub import two\n",
+        "sub.two": "def later():\n    from gate.sub.one import x\n",
+        "three": "from gate.sub import two\n",
+    })
+    graph = import_graph(package)
+    assert circles(graph) == [["gate.sub.one", "gate.sub.two"]]
+    assert circle_report(graph) == [
+        "gate.sub.one -> gate.sub.two -> gate.sub.one  (all of: gate.sub.one, gate.sub.two)"
+    ]
+
+
+def test_a_circle_closed_by_a_type_checking_import_is_found(tmp_path: Path) -> None:
+    """An import only the type checker reads still ties the modules together (issue 44: index <-> index_write
+    and store <-> store_import were circles this way)."""
+    package = _package(tmp_path, {
+        "reader": "def catch_up():\n    from gate.writer import apply\n",
+        "writer": "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from gate.reader import Reader\n",
+        "store": "import gate.leaf\n",
+        "leaf": "",
+    })
+    graph = import_graph(package)
+    assert circle_report(graph) == ["gate.reader -> gate.writer -> gate.reader  (all of: gate.reader, gate.writer)"]
+
+
+def test_the_shortest_way_round_is_named() -> None:
+    graph = {"a": {"b", "d"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circle_through(circles(graph)[0], graph) == ["a", "d", "a"]
+
+
+def test_the_memory_parts_packages_import_nothing() -> None:
+    """gate/memory/'s parts (index/, store/, cues/) are reached module by module: a package whose __init__ imported
+    its modules would load them all on the hook path, wherever one of them is needed."""
+    inits = sorted((GATE / "memory").rglob("__init__.py"))
+    assert len(inits) >= 4, inits  # gate/memory itself and its three parts
+    importing = [
+        str(path.relative_to(GATE.parent))
+        for path in inits
+        if any(isinstance(node, ast.Import | ast.ImportFrom) for node in ast.walk(ast.parse(path.read_text())))
+    ]
+    assert importing == []

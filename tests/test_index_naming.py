@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from bench.corpus import Generator
-from gate.memory.index import MemoryIndex
+from gate.memory.index.read import MemoryIndex
 from gate.paths import ProjectPaths
 from gate.textproc import terms
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import tantivy
 
 from bench.corpus import Generator
-from gate.memory.index import MemoryIndex
-from gate.memory.index_schema import schema
+from gate.memory.index.read import MemoryIndex
+from gate.memory.index.schema import schema
 from gate.paths import ProjectPaths
 
 

@@ -1,5 +1,5 @@
 """Nothing is lost under interruption: `gate import`, `gate remember`, `gate forget` and `gate edit`, each a real
-subprocess stopped by SIGINT or SIGKILL at a named point of its writes (gate/memory/killpoints.py: the process
+subprocess stopped by SIGINT or SIGKILL at a named point of its writes (gate/memory/store/killpoints.py: the process
 signals itself there, so no sleep decides the moment), leave every memory as it was before or as it is after —
 never half — and the same command run again converges on the store the uninterrupted run makes.
 
@@ -18,9 +18,9 @@ import pytest
 from support import HANG_S
 
 import gate.memory.model as model
-import gate.memory.store_import as store_import
-from gate.memory.files import TEMP_PREFIX
-from gate.memory.store import Store
+import gate.memory.store.importing as store_import
+from gate.memory.store.files import TEMP_PREFIX
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths
 
 GATE_BIN = Path(sys.executable).parent / "gate"
@@ -58,7 +58,7 @@ def temp_files(project: Path) -> list[str]:
 
 def indexed_ids(project: Path, *, catch_up: bool = True) -> set[str]:
     """The ids the index holds of the store's memories (after catching up, as any command or hook does first)."""
-    code = ("import json, sys; from gate.memory.store import Store; s = Store.for_cwd(sys.argv[1]); "
+    code = ("import json, sys; from gate.memory.store.store import Store; s = Store.for_cwd(sys.argv[1]); "
             f"{'s.catch_up(); ' if catch_up else ''}"
             "print(json.dumps(sorted(r['id'] for m in s.memories() if (r := s.index.get(m.id)))))")
     done = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True, timeout=HANG_S)
@@ -165,7 +165,7 @@ def test_forget_and_edit_stopped_at_any_point_leave_before_or_after(
     assert again.returncode == 0, again.stderr
     assert store_files(project)["Billing queue drains on pool four"] == after
     assert indexed_ids(project) == {memory_id}
-    code = ("import sys; from gate.memory.store import Store; s = Store.for_cwd(sys.argv[1]); s.catch_up(); "
+    code = ("import sys; from gate.memory.store.store import Store; s = Store.for_cwd(sys.argv[1]); s.catch_up(); "
             "print(s.index.get(sys.argv[2])['status'])")
     status = subprocess.run([sys.executable, "-c", code, str(project), memory_id], capture_output=True, text=True,
                             timeout=HANG_S).stdout.strip()

@@ -15,9 +15,10 @@ import support
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from near_duplicates import PAIRS, RESTATEMENT, split
 
-from gate.memory import duplicates
 from gate.memory.model import Memory
-from gate.memory.store import Store
+from gate.memory.store import duplicates
+from gate.memory.store.importing import import_lines
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths, project_key, user_dirs
 
 BACKGROUND = [
@@ -50,7 +51,7 @@ def _check_in_a_store(root: Path, existing: str, new: str) -> bool:
     store = Store(ProjectPaths(root=root, key=project_key(root), dirs=user_dirs()))
     lines = [json.dumps({"id": f"m-bg{n:03d}", "kind": "finding", "title": t}) for n, t in enumerate(BACKGROUND)]
     lines.append(json.dumps({"id": "m-existing", "kind": "finding", "title": existing}))
-    store.import_lines(lines)
+    import_lines(store, lines)
     matches = duplicates.find(store.index, Memory(id="m-new", kind="finding", title=new))
     assert all(m.id == "m-existing" for m in matches), [m.id for m in matches]  # never a background memory
     return bool(matches)

@@ -7,7 +7,7 @@ from pathlib import Path
 from test_hooks import audit, event
 
 from gate.memory.model import Memory
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 from gate.pasted import searchable
 from gate.rules import load_rules
 

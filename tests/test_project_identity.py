@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from gate.memory.model import Memory
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 from gate.paths import ID_FILE, ProjectPaths, git_common_dir, project_key, user_dirs
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import fixed_bug_turn
 from support import without_fix_guard
 
-from gate.memory.files import write_memory
 from gate.memory.model import Link, Memory
+from gate.memory.store.files import write_memory
 from gate.paths import ProjectPaths, audit_log_file, error_log_file
 
 

@@ -72,7 +72,7 @@ def test_a_long_prompt_the_project_sends_word_for_word_again_and_again_is_not_se
     from test_hooks import audit, event
 
     from gate.memory.model import Memory
-    from gate.memory.store import Store
+    from gate.memory.store.store import Store
 
     store = Store.for_cwd(str(project))
     store.remember(Memory(id="m-observe", kind="finding", title="Observation patterns go to the instincts folder"))

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from gate.memory.search import search, spread, standardise
-from gate.memory.store import Store
+from gate.memory.store.importing import import_lines
+from gate.memory.store.store import Store
 from gate.textproc import terms
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +45,7 @@ def real_store(project: Path) -> Store:
     store = Store.for_cwd(project)
     lines = [json.dumps({**json.loads(line), "project": store.paths.root})
              for line in STORE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    store.import_lines(lines, source_name=str(STORE))
+    import_lines(store, lines, source_name=str(STORE))
     store.reindex()
     return store
 
@@ -81,8 +82,8 @@ def test_the_estimate_fires_on_the_same_memories_as_the_exact_statistics(real_st
 def test_the_floor_counts_only_this_projects_live_memories(project: Path, tmp_path: Path) -> None:
     """The z-score's mean and spread are over this project's live store: another project's memories and a
     superseded one (its successor stands for it) are no memories of it, matching or not."""
-    from gate.memory.files import write_memory
     from gate.memory.model import Link, Memory
+    from gate.memory.store.files import write_memory
     from gate.paths import ProjectPaths
 
     paths = ProjectPaths.for_cwd(project)
@@ -122,8 +123,8 @@ def test_memories_that_match_nothing_do_not_raise_the_z_score(project: Path) -> 
     z-score grow with the store (one memory alone matching a word stands at sqrt(N - 1)), so a coincidence that
     stays under the floor in a small store passes it in a big one; with at most `zero_scores` of them counted, a
     store grown by memories about other things delivers what it delivered before."""
-    from gate.memory.files import write_memory
     from gate.memory.model import Memory
+    from gate.memory.store.files import write_memory
     from gate.paths import ProjectPaths
 
     paths = ProjectPaths.for_cwd(project)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from gate.memory.model import Memory
 from gate.memory.search import diversify, search
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 
 RESTATEMENTS = [
     "Staging database is Postgres on port 5433 in the staging container",

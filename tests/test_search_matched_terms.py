@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from gate.memory.search import search
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths
 from gate.rules import load_rules
 

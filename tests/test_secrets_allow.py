@@ -11,8 +11,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from secrets_corpus import GENERATORS, secrets
 
-from gate.memory.secrets import find_secret
-from gate.memory.store import Store
+from gate.memory.store.secrets import find_secret
+from gate.memory.store.store import Store
 
 ACCEPTED = [
     "postgresql://payments:payments@localhost:5433/payments",  # the docker-compose database of the issue
@@ -127,7 +127,7 @@ def test_a_sentence_about_a_key_without_one_is_accepted(text: str, gate, project
 
 def test_a_random_value_is_measured_not_matched() -> None:
     """Entropy and the changes of character class tell a generated key from a word of the same shape."""
-    from gate.memory.secrets import entropy, switch_ratio
+    from gate.memory.store.secrets import entropy, switch_ratio
 
     assert entropy("Zq8vT3nW9xK2pL5m") == 4.0  # 16 different characters
     assert entropy("aaaaaaaaaaaa") == 0.0

@@ -8,7 +8,7 @@ from pathlib import Path
 from test_hooks import audit, context_of, event
 
 from gate.memory.model import Memory
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 
 
 def _remember(project: Path, memory_id: str, kind: str, title: str, body: str = "", tags: list[str] | None = None,
@@ -107,7 +107,7 @@ def test_kept_reads_of_another_commit_or_damaged_ones_are_not_read(project: Path
 
 
 def _index(project: Path):
-    from gate.memory.index import MemoryIndex
+    from gate.memory.index.read import MemoryIndex
     from gate.paths import ProjectPaths
 
     return MemoryIndex(ProjectPaths.for_cwd(str(project)))

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gate.memory import staleness
+from gate.memory.cues import staleness
 
 GATE_BIN = Path(sys.executable).parent / "gate"
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gate.memory.files import read_memory, write_memory
 from gate.memory.model import Link, Memory
-from gate.memory.store import Store
+from gate.memory.store.files import read_memory, write_memory
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths, background_python
 
 
@@ -102,7 +102,7 @@ PAUSING_WRITER = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from gate.memory.files import write_memory
+    from gate.memory.store.files import write_memory
     from gate.memory.model import Memory
 
     point = sys.argv[2]
@@ -406,7 +406,7 @@ def test_hook_leaves_a_large_missing_index_to_a_background_build(gate, project: 
 
     from support import HANG_S
 
-    import gate.memory.index as index_module
+    import gate.memory.index.read as index_module
 
     for n in range(8):
         remember(gate, f"Fact number {n} about the billing cron schedule")
@@ -426,7 +426,7 @@ def test_hook_leaves_a_large_missing_index_to_a_background_build(gate, project: 
     report = index.catch_up_for_hook()
     assert report.skipped_busy and not index.exists()  # the hook did not build it inline
     (builder,) = started
-    assert builder.args == background_python("gate.memory.index", store.paths.root)  # this process's sys.path
+    assert builder.args == background_python("gate.memory.index.read", store.paths.root)  # this process's sys.path
     assert builder.wait(timeout=HANG_S) == 0  # its exit is the event; the timeout only turns a hang into a failure
     assert index.exists() and index.num_docs() == 8
 

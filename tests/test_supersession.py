@@ -15,9 +15,9 @@ import pytest
 import tantivy
 
 from gate.errors import ValidationError
-from gate.memory.files import memory_path, read_memory, to_toml
 from gate.memory.model import Link, Memory
-from gate.memory.store import Store
+from gate.memory.store.files import memory_path, read_memory, to_toml
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths
 
 TOPICS = [
@@ -134,7 +134,7 @@ def test_hand_edit_in_place_that_adds_a_link_reaches_the_next_hook(gate, hook, p
                    "decision")
     store = Store.for_cwd(str(project))
     path = store.locate(new)
-    # The directory dated a minute back, past the racy window (gate/memory/scan.py): the hook below records it
+    # The directory dated a minute back, past the racy window (gate/memory/store/scan.py): the hook below records it
     # as settled, so after the edit no catch-up looks at the directory and only the candidates' check can see it.
     written = time.time_ns() - 60 * 1_000_000_000
     os.utime(path.parent, ns=(written, written))

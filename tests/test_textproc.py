@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.corpus import Generator
-from gate.memory.analyzer import analyzer
+from gate.memory.index.analyzer import analyzer
 from gate.textproc import expand_identifiers, terms, tokens
 
 DATA = Path(__file__).parent / "data"

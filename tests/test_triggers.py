@@ -16,8 +16,9 @@ from support import HANG_S, hang_guard
 
 from gate.errors import ValidationError
 from gate.gates.delivery import anchors
-from gate.memory import cue_table, cues, globs
-from gate.memory import triggers as trig
+from gate.memory.cues import globs, shards
+from gate.memory.cues import load as cue_table
+from gate.memory.cues import triggers as trig
 from gate.memory.model import Memory
 from gate.paths import ProjectPaths, background_python
 from gate.rules import load_rules
@@ -185,7 +186,7 @@ def test_memory_validate_refuses_a_bad_trigger() -> None:
 
 
 def _write(store: Path, memory_id: str, kind: str, **fields: object) -> None:
-    from gate.memory.files import write_memory
+    from gate.memory.store.files import write_memory
 
     write_memory(store, Memory(id=memory_id, kind=kind, title=f"title {memory_id}", **fields), private=True)
 
@@ -215,7 +216,7 @@ def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> N
     assert ids(table.path_triggers("src/api/views.py")) == {"m-root"}
     assert ids(table.commands(lambda trigger: True)) == {"m-cmd"}
     assert ids(table.event("session-start")) == {"m-dec"}
-    head = json.loads((Path(cues.table_dir(paths)) / "head.json").read_text())
+    head = json.loads((Path(shards.table_dir(paths)) / "head.json").read_text())
     assert head["files"] == 9
     # a new memory shows up on the next load (the directory changed); a changed default rebuilds the table
     _write(store, "m-new", "gotcha", triggers=["path:docs/**,expires:2020-01-01"])
@@ -228,7 +229,7 @@ def test_cue_table_holds_what_can_fire_and_follows_the_store(project: Path) -> N
     (store / "m-new.toml").unlink()
     table = cue_table.load(paths, defaults)
     assert ids(table.path_triggers("docs/a.md")) == {"m-root"}
-    assert not (Path(cues.table_dir(paths)) / cues.shard_name("docs")).exists()
+    assert not (Path(shards.table_dir(paths)) / shards.shard_name("docs")).exists()
 
 
 @pytest.fixture
@@ -240,8 +241,8 @@ def large_store(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Project
     # written a minute ago: a directory changed in the last moments is rescanned on the next call anyway
     written = time.time_ns() - 60 * 1_000_000_000
     os.utime(paths.private_store, ns=(written, written))
-    monkeypatch.setattr(cues, "INLINE_FILES", 0)
-    return paths, cues.defaults_from(rules)  # the defaults the detached builder reads for itself
+    monkeypatch.setattr(shards, "INLINE_FILES", 0)
+    return paths, shards.defaults_from(rules)  # the defaults the detached builder reads for itself
 
 
 @pytest.fixture
@@ -261,7 +262,7 @@ def spawned(monkeypatch: pytest.MonkeyPatch) -> list[tuple[subprocess.Popen, dic
 
 def hold_build_lock(paths: ProjectPaths) -> int:
     """Take the cue table's build lock as a running builder holds it; close the descriptor to release."""
-    directory = Path(cues.table_dir(paths))
+    directory = Path(shards.table_dir(paths))
     directory.mkdir(parents=True, exist_ok=True)
     lock_fd = os.open(directory / "build.lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(lock_fd, fcntl.LOCK_EX)
@@ -276,7 +277,7 @@ def test_a_large_store_is_rebuilt_by_a_detached_process(
     large_store: tuple[ProjectPaths, dict[str, list[str]]], spawned: list[tuple[subprocess.Popen, dict]]
 ) -> None:
     paths, defaults = large_store
-    head = Path(cues.table_dir(paths)) / "head.json"
+    head = Path(shards.table_dir(paths)) / "head.json"
     # while a builder holds the lock, a tool call starts no other one
     lock_fd = hold_build_lock(paths)
     try:
@@ -288,7 +289,7 @@ def test_a_large_store_is_rebuilt_by_a_detached_process(
     assert fired(paths, defaults) == []
     assert len(spawned) == 1, "no builder started"
     (builder, options), = spawned
-    assert builder.args == background_python("gate.memory.cue_build", paths.root)  # this process's sys.path
+    assert builder.args == background_python("gate.memory.cues.build", paths.root)  # this process's sys.path
     assert os.getsid(builder.pid) == builder.pid  # its own session: a hook timeout does not take it down
     for stream in ("stdin", "stdout", "stderr"):  # Claude Code waits for the hook's stdout to close
         assert options[stream] == subprocess.DEVNULL
@@ -313,14 +314,14 @@ def test_the_detached_builder_waits_for_a_builder_at_work(
     large_store: tuple[ProjectPaths, dict[str, list[str]]]
 ) -> None:
     paths, defaults = large_store
-    head = Path(cues.table_dir(paths)) / "head.json"
+    head = Path(shards.table_dir(paths)) / "head.json"
     lock_fd = hold_build_lock(paths)
     try:
-        builder = subprocess.Popen([sys.executable, "-m", "gate.memory.cue_build", paths.root])
+        builder = subprocess.Popen([sys.executable, "-m", "gate.memory.cues.build", paths.root])
         # the event: the kernel lists the builder's request as blocked on the lock (polled; the guard only turns
         # a builder that never gets there into a failure)
         with hang_guard("the builder reaching the build lock"):
-            while not blocked_on(Path(cues.table_dir(paths)) / "build.lock", builder.pid):
+            while not blocked_on(Path(shards.table_dir(paths)) / "build.lock", builder.pid):
                 assert builder.poll() is None, "the builder ran while another held the lock"
                 time.sleep(0.02)
         assert not head.exists()
@@ -335,14 +336,14 @@ def test_a_store_that_grew_past_the_inline_size_is_not_rebuilt_in_the_hook(
 ) -> None:
     """A table built when the store was small, then a large import (or pull): the table's old file count
     must not decide, or the first hook rebuilds the whole store inline (11.6 s after 20,000 imported)."""
-    from gate.memory import cue_build
+    from gate.memory.cues import build as cue_build
 
     paths = ProjectPaths.for_cwd(project)
-    defaults = cues.defaults_from(load_rules("triggers", project))
+    defaults = shards.defaults_from(load_rules("triggers", project))
     store = Path(paths.private_store)
     _write(store, "m-gotcha", "gotcha", paths=["src/db/**"])
     assert [m for m, _, _ in cue_table.load(paths, defaults).path_triggers("src/db/x.py")] == ["m-gotcha"]
-    monkeypatch.setattr(cues, "INLINE_FILES", 3)
+    monkeypatch.setattr(shards, "INLINE_FILES", 3)
     for number in range(5):
         _write(store, f"m-more-{number}", "gotcha", paths=["src/db/**"])
     inline: list[str] = []

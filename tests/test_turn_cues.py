@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gate.claude_code import project_sessions_dir
-from gate.memory.secrets import find_secret
+from gate.memory.store.secrets import find_secret
 from gate.paths import ProjectPaths
 from gate.rules import load_rules
 from gate.session.prompt_terms import PromptTerms

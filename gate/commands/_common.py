@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from gate.memory.model import Memory
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 
 
 def add_project_option(parser: argparse.ArgumentParser) -> None:

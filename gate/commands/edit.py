@@ -16,10 +16,10 @@ from pathlib import Path
 
 from gate.commands._common import add_project_option, open_store
 from gate.errors import GateError, ValidationError
-from gate.memory.anchor_paths import fields_to_project
-from gate.memory.files import to_toml
 from gate.memory.model import Memory
-from gate.memory.store import Store
+from gate.memory.store.anchor_paths import fields_to_project
+from gate.memory.store.files import to_toml
+from gate.memory.store.store import Store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     memory = store.forget(args.memory_id)
     print(f"forgot {memory.id}")
-    from gate.memory.secrets import find_secret, text_fields
+    from gate.memory.store.secrets import find_secret, text_fields
 
     found = next((name for text in text_fields(memory).values() if (name := find_secret(text, store.paths.root))),
                  None)

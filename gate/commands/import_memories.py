@@ -12,7 +12,7 @@ from gate import render
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import GateError
 from gate.importers import command as importers
-from gate.memory.store_import import ImportInterrupted, ImportReport
+from gate.memory.store.importing import ImportInterrupted, ImportReport, import_report
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
     importers.require_file(args)
     lines, name = read_lines(args.file)
     try:
-        report = open_store(args).import_report(
-            lines, source_name=name, skip_refused=args.skip_refused, replace=args.replace,
+        report = import_report(
+            open_store(args), lines, source_name=name, skip_refused=args.skip_refused, replace=args.replace,
             keep_project=args.keep_project,
         )
     except ImportInterrupted as stopped:

@@ -6,7 +6,7 @@ import argparse
 
 from gate.commands._common import add_json_option, add_project_option, index_line, open_store, print_json
 from gate.memory.model import KINDS, SCOPES, STATUSES
-from gate.memory.store import effective_statuses
+from gate.memory.store.store import effective_statuses
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

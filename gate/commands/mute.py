@@ -17,7 +17,7 @@ from typing import Any
 
 from gate.commands._common import add_json_option, add_project_option, print_json
 from gate.errors import ValidationError
-from gate.memory.triggers import format_time, parse_duration
+from gate.memory.cues.triggers import format_time, parse_duration
 from gate.paths import ProjectPaths, ensure_private_dir, sessions_dir
 from gate.session.audit import write_audit
 from gate.session.ledger import ledger_path, open_ledger

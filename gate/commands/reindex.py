@@ -7,7 +7,7 @@ import sys
 
 from gate.commands._common import add_json_option, add_project_option, print_json
 from gate.memory.model import Memory
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -21,8 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def index_difference(store: Store) -> dict[str, list[str]]:
     """Ids in the files but not the index (or with other content), and ids only in the index."""
-    from gate.memory.index_write import record_of
-    from gate.memory.store import effective_statuses
+    from gate.memory.index.write import record_of
+    from gate.memory.store.store import effective_statuses
 
     files = {m.id: m for m in store.all() if isinstance(m, Memory)}
     statuses = effective_statuses(files.values())  # the index records carry the status derived from links

@@ -8,10 +8,10 @@ import sys
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import DuplicateError, ValidationError
-from gate.memory.anchor_paths import base_dir, to_project, triggers_to_project
+from gate.memory.cues.staleness import anchor_hashes
+from gate.memory.cues.triggers import normalize as normalize_trigger
 from gate.memory.model import KINDS, LINK_TYPES, SCOPES, Link, Memory
-from gate.memory.staleness import anchor_hashes
-from gate.memory.triggers import normalize as normalize_trigger
+from gate.memory.store.anchor_paths import base_dir, to_project, triggers_to_project
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -216,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
     if body == "-":
         body = sys.stdin.read()
     if args.triggers or args.paths:  # before the specs are parsed: a refusal must not quote what it refuses
-        from gate.memory.secrets import refuse_secrets
+        from gate.memory.store.secrets import refuse_secrets
 
         refuse_secrets({"trigger": "\n".join(args.triggers), "paths": " ".join(args.paths)}, store.paths.root)
     # Stored relative to the project root, as the anchors gate sees a tool's path: an agent's absolute path
@@ -307,8 +307,8 @@ def _note_no_path_cue(memory: Memory, root: str) -> None:
     none of its own — is said at write time, not found out later."""
     if not memory.paths:
         return
-    from gate.memory.cues import defaults_from
-    from gate.memory.triggers import effective_triggers
+    from gate.memory.cues.shards import defaults_from
+    from gate.memory.cues.triggers import effective_triggers
     from gate.rules import load_rules
 
     try:

@@ -7,10 +7,10 @@ from typing import Any
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import NotFoundError
-from gate.memory.files import CorruptMemoryFile
-from gate.memory.history import Version
 from gate.memory.model import Memory
-from gate.memory.store import Store
+from gate.memory.store.files import CorruptMemoryFile
+from gate.memory.store.history import Version
+from gate.memory.store.store import Store
 
 # How a link reads from each end: "A fixes B" shows "fixes: B" on A and "fixed by: A" on B.
 LINK_NAMES = {"supersedes": "supersedes", "fixes": "fixes", "caused_by": "caused by", "contradicts": "contradicts",

@@ -16,8 +16,8 @@ from typing import Any
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.errors import ValidationError
-from gate.memory import globs, staleness
-from gate.memory import triggers as trig
+from gate.memory.cues import globs, staleness
+from gate.memory.cues import triggers as trig
 from gate.memory.model import Memory
 
 

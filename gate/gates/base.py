@@ -13,8 +13,8 @@ TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are 
 if TYPE_CHECKING:
     from typing import Any
 
-    from gate.memory.cues import Table
-    from gate.memory.index import MemoryIndex
+    from gate.memory.cues.shards import Table
+    from gate.memory.index.read import MemoryIndex
     from gate.paths import ProjectPaths
 
 
@@ -49,9 +49,9 @@ class HookContext:
 
     @cached_property
     def cue_table(self) -> Table:
-        """The project's cue table (gate/memory/cues.py), loaded once per event whoever asks first."""
-        from gate.memory.cue_table import load
-        from gate.memory.cues import defaults_from
+        """The project's cue table (gate/memory/cues/shards.py), loaded once per event whoever asks first."""
+        from gate.memory.cues.load import load
+        from gate.memory.cues.shards import defaults_from
 
         return load(self.paths, defaults_from(self.rules("triggers")))
 
@@ -63,7 +63,7 @@ class HookContext:
 
     @cached_property
     def index(self) -> MemoryIndex:
-        from gate.memory.index import MemoryIndex  # PreCompact and plain Stops never open the index
+        from gate.memory.index.read import MemoryIndex  # PreCompact and plain Stops never open the index
 
         return MemoryIndex(self.paths)
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from gate.errors import GateError
 from gate.memory.model import TITLE_MAX, Memory
-from gate.memory.secrets import refuse_secrets, text_fields
-from gate.memory.store import Store
-from gate.memory.store_import import ImportInterrupted
+from gate.memory.store.importing import ImportInterrupted
+from gate.memory.store.secrets import refuse_secrets, text_fields
+from gate.memory.store.store import Store
 
 
 @dataclass

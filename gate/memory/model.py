@@ -61,7 +61,7 @@ class Memory:
     # anchored file (relative to the project) -> "sha256:<hex>" of its content when the memory was written
     anchors: dict[str, str] = field(default_factory=dict)
     # anchored file -> {"terms": the memory's terms on a few of its lines, "hash": of those lines}: what the memory
-    # is about there. An edit elsewhere in the file leaves it fresh (gate/memory/staleness.py).
+    # is about there. An edit elsewhere in the file leaves it fresh (gate/memory/cues/staleness.py).
     anchor_lines: dict[str, dict[str, Any]] = field(default_factory=dict)
     links: list[Link] = field(default_factory=list)
     triggers: list[str] = field(default_factory=list)
@@ -170,7 +170,7 @@ class Memory:
                 raise ValidationError(f"anchor_lines.{path} must be {{terms = [...], hash = \"sha256:...\"}}",
                                       hint="`gate verify ID --refresh` records it again")
         if self.triggers:
-            from gate.memory.triggers import parse_all  # stdlib; a trigger that cannot fire is refused at write
+            from gate.memory.cues.triggers import parse_all  # stdlib; a trigger that cannot fire is refused at write
 
             parse_all(self.triggers)
 

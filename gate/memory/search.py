@@ -10,7 +10,7 @@ FEW_TERMS (a plain search's hit holding fewer of the query's terms than [cut] mi
 
 from __future__ import annotations
 
-from gate.memory.index import MemoryIndex
+from gate.memory.index.read import MemoryIndex
 from gate.memory.vocab import LINK_TYPES, joined_cues
 from gate.rules import load_rules
 from gate.textproc import terms as text_terms

@@ -1,9 +1,9 @@
 """The one rule of supersession (hot path: no imports): a memory is superseded while a memory that is not
 forgotten links to it with `supersedes`.
 
-Nothing stores the result. The index derives it whenever it catches up with the files (gate/memory/index_write.py),
-the cue table when it rebuilds (gate/memory/cue_build.py), and the commands that read files
-(gate.memory.store.effective_statuses) — all from these two functions. So a link written by `gate remember
+Nothing stores the result. The index derives it whenever it catches up with the files (gate/memory/index/write.py),
+the cue table when it rebuilds (gate/memory/cues/build.py), and the commands that read files
+(gate.memory.store.store.effective_statuses) — all from these two functions. So a link written by `gate remember
 --supersedes`, an import, a `git pull` or a hand edit takes effect the same way, and forgetting the successor
 makes the memory it replaced current again (unless another live successor still supersedes it).
 """

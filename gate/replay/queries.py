@@ -72,7 +72,7 @@ class AgentSearch:
 
     def __call__(self, paths: ProjectPaths, query: str) -> list[str]:
         from gate.memory.search import search
-        from gate.memory.store import Store
+        from gate.memory.store.store import Store
         from gate.rules import load_rules
 
         opened = self._stores.get(paths.root)

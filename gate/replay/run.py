@@ -126,7 +126,7 @@ def replay_all(
                     replay.store_ids.setdefault(timeline.path, set())
                 replay.runs = {t.path: runs[t.path] for t in timelines}  # reported in the order given
             return replay
-        from gate.memory.index import MemoryIndex
+        from gate.memory.index.read import MemoryIndex
 
         MemoryIndex(project).catch_up()  # as `gate search` does: the hooks then find the index current
         settings = load_settings(project.root)

@@ -78,7 +78,8 @@ def _normalise(stamp: str) -> str:
 def build(home: str, stores: dict[str, str]) -> tuple[dict[str, ProjectPaths], dict[str, set[str]]]:
     """For each transcript with a store file: its project paths in `home` (already redirected by the caller),
     and the ids of its own memories. Every store is written and indexed before any replay starts."""
-    from gate.memory.store import Store  # cold: only labelled replays build stores
+    from gate.memory.store.importing import import_lines
+    from gate.memory.store.store import Store  # cold: only labelled replays build stores
 
     files: dict[str, list[dict[str, Any]]] = {}
     paths: dict[str, ProjectPaths] = {}
@@ -92,7 +93,7 @@ def build(home: str, stores: dict[str, str]) -> tuple[dict[str, ProjectPaths], d
         store = Store.for_cwd(root)
         lines = [json.dumps({**m, "project": store.paths.root}) for m in memories]
         if lines:
-            store.import_lines(lines, source_name=store_file)
+            import_lines(store, lines, source_name=store_file)
             store.reindex()  # supersession settled, index complete: the replay's hooks only read it
         paths[transcript] = store.paths
         own[transcript] = {m["id"] for m in memories}

@@ -63,7 +63,7 @@ def _looks_random(run: str) -> bool:
 
 def _redact_text(text: str, pieces: frozenset[str]) -> str:
     if _hinted(text):
-        from gate.memory.secrets import redact_secrets  # only for text that could hold a secret
+        from gate.memory.store.secrets import redact_secrets  # only for text that could hold a secret
 
         text = redact_secrets(text, REDACTED)
         text = _RUN.sub(lambda m: REDACTED if _looks_random(m.group(0)) else m.group(0), text)
@@ -95,7 +95,7 @@ def redact(record: dict[str, Any], sources: list[str] | tuple[str, ...] = ()) ->
     pieces: set[str] = set()
     for text in sources:
         if isinstance(text, str) and _hinted(text):
-            from gate.memory.secrets import find_secrets
+            from gate.memory.store.secrets import find_secrets
 
             for found in find_secrets(text):
                 pieces.update(piece.lower() for piece in _PIECE_RE.findall(found))

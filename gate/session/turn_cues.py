@@ -164,7 +164,7 @@ def derive(
     project_root: str | None = None,
 ) -> TurnCues:
     """The cues one turn gives a memory written in it (rules: rules/remember.toml [turn_cues])."""
-    from gate.memory.secrets import find_secret, find_secrets
+    from gate.memory.store.secrets import find_secret, find_secrets
 
     # A background task's notification (a subagent's report, a command's end) is not the user's words; a
     # compaction summary left no prompt at all.

@@ -10,8 +10,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from gate.memory.files import CorruptMemoryFile, iter_memories
 from gate.memory.model import Memory
+from gate.memory.store.files import CorruptMemoryFile, iter_memories
 from gate.memory.supersession import effective_status, live_supersedes
 from gate.paths import ProjectPaths, user_dirs
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from gate.errors import GateError, NotFoundError
-from gate.memory.store import Store
+from gate.memory.store.store import Store
 from gate.paths import ProjectPaths
 from gate.stats.select import ids, is_failed_open
 

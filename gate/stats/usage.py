@@ -204,7 +204,7 @@ def _figures(pairs: list[tuple[str, set[str]]]) -> dict[str, Any]:
 def memory_titles(memory_ids: set[str], project: Path | None) -> dict[str, str]:
     """The titles of these memories, read from their files in the stores `gate stats` reads (one project's, or
     every project's): what a restating reply is compared with. A memory whose file is gone is left out."""
-    from gate.memory.files import CorruptMemoryFile, memory_path, read_memory
+    from gate.memory.store.files import CorruptMemoryFile, memory_path, read_memory
     from gate.stats.store_size import _stores
 
     titles: dict[str, str] = {}

@@ -11,7 +11,7 @@ Every cue is deterministic and audited: a memory comes back at most once per com
 ledger's `delivered`, re-armed at compaction), never outside its not-before/expires window, never sooner
 than its cooldown, and within a budget per injection and per session, dropping by precedence (directive >
 gotcha > task > decision/fix > finding > others) with the dropped ids in the audit. Triggers and their
-syntax: gate/memory/triggers.py and rules/triggers.toml.
+syntax: gate/memory/cues/triggers.py and rules/triggers.toml.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import time
 
 from gate.gates.base import HookContext, Outcome, additional_context
 from gate.literals import compile_cached
-from gate.memory import cue_table, cues
-from gate.memory import triggers as trig
+from gate.memory.cues import load as cue_table
+from gate.memory.cues import shards
+from gate.memory.cues import triggers as trig
 from gate.render import HARD_LIMIT_CHARS, budget_chars, clean, fit, gate_command, index_line
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
@@ -167,7 +168,7 @@ def _regex(source: str) -> re.Pattern[str]:
 
 
 def glob_matches_file(glob: str, relative: str) -> bool:
-    from gate.memory import globs  # only for a path cue
+    from gate.memory.cues import globs  # only for a path cue
 
     static = globs.static_dir(glob)
     if glob == static or glob == static + "/**":  # the common case, a directory or a file: no regex to compile
@@ -178,7 +179,7 @@ def glob_matches_file(glob: str, relative: str) -> bool:
 def glob_matches_dir(glob: str, relative: str) -> bool:
     """A search over a directory touches a glob's files when the directory lies at or below the glob's literal
     directory (a search of `src/` is no cue for `src/payments/**`; one of `src/payments/` is)."""
-    from gate.memory import globs  # only for a path cue
+    from gate.memory.cues import globs  # only for a path cue
 
     static = globs.static_dir(glob)
     if not static or relative.count("/") < static.count("/"):
@@ -335,7 +336,7 @@ def anchored(ctx: HookContext, ledger: Ledger, rules: dict[str, Any]) -> Outcome
     muted = muted_by(ctx.paths, ledger.muted)
     if muted:
         return Outcome("skipped", "SKIP_MUTED", gate=GATE, extra={**extra, "muted": muted})
-    table = cue_table.load(ctx.paths, cues.defaults_from(rules))
+    table = cue_table.load(ctx.paths, shards.defaults_from(rules))
     found: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     for relative in touch.files:
         found += table.path_triggers(relative)
@@ -387,7 +388,7 @@ def at_session_start(
     of their own; other memories come back when they declare this event. Cued ones are ordered by precedence
     and split around the tasks, so the budget drops them in precedence order."""
     rules = trigger_rules(ctx)
-    defaults = cues.defaults_from(rules)
+    defaults = shards.defaults_from(rules)
     try:
         table = cue_table.load(ctx.paths, defaults)
     except Exception:  # without the cue table, the kinds' standing delivery goes on as before

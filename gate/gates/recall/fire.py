@@ -16,7 +16,7 @@ from gate.gates.recall import prompt as analysis
 from gate.gates.recall import search_first, topic
 from gate.gates.recall.prompt_cues import on_prompt, withheld
 from gate.gates.recall.query import build as build_query
-from gate.memory.cues import named_terms  # (loaded already: the prompt cues read the cue table)
+from gate.memory.cues.shards import named_terms  # (loaded already: the prompt cues read the cue table)
 from gate.rule_reading import number as _num
 from gate.session.ledger import Ledger
 from gate.session.mute import muted_by
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gate.gates.recall.query import Activity
-    from gate.memory.cues import PairFilter
+    from gate.memory.cues.shards import PairFilter
     from gate.memory.search import Hit, SearchResult
 
 

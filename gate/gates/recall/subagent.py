@@ -147,8 +147,8 @@ def _directives(ctx: HookContext, shown: set[str]) -> list[dict[str, Any]]:
     if not directives:
         return []
     # The common case costs no trigger parsing: a directive without cues of its own comes by its kind's default.
-    from gate.memory.cues import defaults_from
-    from gate.memory.triggers import CHANNEL_START
+    from gate.memory.cues.shards import defaults_from
+    from gate.memory.cues.triggers import CHANNEL_START
 
     by_default = f"event:{CHANNEL_START}" in (defaults_from(ctx.rules("triggers")).get("directive") or [])
     cued = [r for r in directives if r.get("triggers") or not by_default]

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from gate.install.diagnose.base import Check
-from gate.memory.triggers import format_time
+from gate.memory.cues.triggers import format_time
 from gate.paths import ProjectPaths
 from gate.session.mute import project_mute
 

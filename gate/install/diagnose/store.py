@@ -10,7 +10,7 @@ from gate.paths import ProjectPaths
 
 def store_health(root: Path) -> list[Check]:
     try:
-        from gate.memory.store import health
+        from gate.memory.store.store import health
     except ImportError as error:
         return [Check("store", "warn", f"store health is not available in this version ({error})")]
     try:

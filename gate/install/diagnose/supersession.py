@@ -11,7 +11,7 @@ from gate.paths import ProjectPaths
 
 
 def supersession_cycles(root: Path) -> list[Check]:
-    from gate.memory.store import Store
+    from gate.memory.store.store import Store
     from gate.memory.supersession import cycles, live_supersedes
 
     try:

@@ -2,7 +2,7 @@
 
 The whole input is validated before anything is written (ids unique, links resolvable, no supersession cycle, no
 secrets); a line without an id that a memory already says is not written twice; an interrupted import says how far
-it got, and a run again goes on from there. Writes go through the store (gate/memory/store.py), whose Store is the
+it got, and a run again goes on from there. Writes go through the store (gate/memory/store/store.py), whose Store is the
 first argument of everything here.
 """
 
@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from gate.errors import GateError, ValidationError
-from gate.memory.anchor_paths import fields_to_project
-from gate.memory.files import CorruptMemoryFile, as_written, read_memory, sweep_temps, write_memories
 from gate.memory.model import ID_PATTERN, SCOPES, Memory, mint_id
-from gate.memory.secrets import refuse_secrets, text_fields
+from gate.memory.store.anchor_paths import fields_to_project
+from gate.memory.store.files import CorruptMemoryFile, as_written, read_memory, sweep_temps, write_memories
+from gate.memory.store.secrets import refuse_secrets, text_fields
 from gate.memory.supersession import closing_chain, cycle_refusal, live_supersedes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from gate.memory.store import Store
+    from gate.memory.store.store import Store
 
 IMPORT_BATCH = 1000  # files written per sync: an interrupted import loses at most one batch's temp files
 
@@ -93,6 +93,11 @@ def _mint_free(taken: set[str]) -> str:
             taken.add(candidate)
             return candidate
     raise RuntimeError("could not mint a free id")
+
+
+def import_lines(store: Store, lines: Iterable[str], *, source_name: str = "input") -> list[str]:
+    """Import JSON lines, all or nothing: every refused line is named, and then nothing is written."""
+    return import_report(store, lines, source_name=source_name).ids
 
 
 def import_report(

@@ -1,6 +1,6 @@
 """Writing the memory index: the writer, the pass that re-indexes what changed, the documents it adds.
 
-Imported only when a file really differs from what was indexed (gate/memory/index.py looks first, lock-free):
+Imported only when a file really differs from what was indexed (gate/memory/index/read.py looks first, lock-free):
 a prompt whose store did not change never loads this module, nor the analyzer the writer registers.
 
 Supersession is derived here, never stored: a memory is superseded while a memory that is not forgotten links to
@@ -15,9 +15,9 @@ import json
 import os
 import time
 
-from gate.memory.analyzer import analyzer
-from gate.memory.engine import tantivy
-from gate.memory.index_schema import (
+from gate.memory.index.analyzer import analyzer
+from gate.memory.index.engine import tantivy
+from gate.memory.index.schema import (
     ANALYZER_NAME,
     SCHEMA_VERSION,
     SCOPES_INDEXED,
@@ -33,7 +33,7 @@ from gate.memory.index_schema import (
     write_dirs,
     write_json,
 )
-from gate.memory.scan import SUFFIX, settled
+from gate.memory.store.scan import SUFFIX, settled
 from gate.memory.vocab import joined_cues
 from gate.textproc import prepare
 
@@ -43,7 +43,7 @@ TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are 
 if TYPE_CHECKING:
     from typing import Any
 
-    from gate.memory.index import MemoryIndex
+    from gate.memory.index.schema import IndexHandle
     from gate.memory.model import Memory
 
 # The writer's memory budget: tantivy flushes a segment each time it is spent, and a search in a fresh process
@@ -93,7 +93,7 @@ def _derived_record(memory: Memory, superseded: set[str]) -> dict[str, Any]:
 
 
 # --- the writer ---------------------------------------------------------------------------------------------------
-def open_writer(index: MemoryIndex, wait_seconds: float) -> tantivy.IndexWriter:
+def open_writer(index: IndexHandle, wait_seconds: float) -> tantivy.IndexWriter:
     """The index's writer, waiting up to `wait_seconds` for another process to let go of it (IndexBusy)."""
     deadline = time.monotonic() + wait_seconds
     delay = 0.005
@@ -115,7 +115,7 @@ def open_writer(index: MemoryIndex, wait_seconds: float) -> tantivy.IndexWriter:
 
 # --- the pass -----------------------------------------------------------------------------------------------------
 def apply(
-    index: MemoryIndex,
+    index: IndexHandle,
     writer: tantivy.IndexWriter,
     scopes: list[str],
     files_state: dict[str, Any],
@@ -158,7 +158,7 @@ def apply(
 
 
 def _catch_up_scope(
-    index: MemoryIndex,
+    index: IndexHandle,
     scope: str,
     writer: tantivy.IndexWriter,
     files_state: dict[str, dict[str, list[Any]]],
@@ -166,7 +166,7 @@ def _catch_up_scope(
     report: CatchUp,
     read: dict[str, tuple[Memory, list[int]]],
 ) -> None:
-    from gate.memory.scan import scan_dir
+    from gate.memory.store.scan import scan_dir
 
     directory = index.store_dirs[scope]
     # Stat the directory BEFORE listing it: a write after this moment moves the mtime past what we record.
@@ -192,7 +192,7 @@ def _catch_up_scope(
 
 
 def _catch_up_files(
-    index: MemoryIndex,
+    index: IndexHandle,
     scope: str,
     names: list[str],
     writer: tantivy.IndexWriter,
@@ -231,7 +231,7 @@ def _drop(writer: tantivy.IndexWriter, scope: str, name: str, report: CatchUp) -
 
 
 def _reread(
-    index: MemoryIndex,
+    index: IndexHandle,
     writer: tantivy.IndexWriter,
     scope: str,
     name: str,
@@ -242,7 +242,7 @@ def _reread(
     read: dict[str, tuple[Memory, list[int]]],
 ) -> None:
     """Read one changed file; its document is added after the pass, with the derived status."""
-    from gate.memory.files import CorruptMemoryFile, read_memory  # only when something changed
+    from gate.memory.store.files import CorruptMemoryFile, read_memory  # only when something changed
     from gate.memory.supersession import live_supersedes
 
     key = f"{scope}/{name[: -len(SUFFIX)]}"
@@ -269,7 +269,7 @@ def _reread(
 
 
 def _restatus(
-    index: MemoryIndex, writer: tantivy.IndexWriter, ids: set[str], superseded: set[str], report: CatchUp
+    index: IndexHandle, writer: tantivy.IndexWriter, ids: set[str], superseded: set[str], report: CatchUp
 ) -> None:
     """Re-add, with the status derived now, the documents of memories whose file did not change but whose
     live successors did (one was written, forgotten, edited or deleted). Their records come from the last

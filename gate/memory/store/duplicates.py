@@ -27,7 +27,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from gate.memo import cache  # functools.cache without functools (gate/memo.py)
-from gate.memory.index import MemoryIndex
+from gate.memory.index.read import MemoryIndex
 from gate.memory.model import Memory
 from gate.rules import load_rules
 from gate.textproc import stopwords

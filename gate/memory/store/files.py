@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gate.errors import GateError, ValidationError
-from gate.memory import killpoints
 from gate.memory.model import Memory
-from gate.memory.scan import MAX_FILE_BYTES, SUFFIX, TEMP_PREFIX, scan_dir
+from gate.memory.store import killpoints
+from gate.memory.store.scan import MAX_FILE_BYTES, SUFFIX, TEMP_PREFIX, scan_dir
 from gate.paths import ensure_private_dir
 
 

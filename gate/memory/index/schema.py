@@ -1,8 +1,9 @@
 """What the memory index keeps (hot path): the tantivy schema, the two freshness manifests and what a catch-up did.
 
 dirs.json holds each store directory's mtime (and the files that could not be read); files.json holds each file's
-stat signature, its memory's id and its live `supersedes` targets. The reader (gate/memory/index.py) and the
-writer (gate/memory/index_write.py) both read them through these helpers, so neither imports the other.
+stat signature, its memory's id and its live `supersedes` targets. The reader (gate/memory/index/read.py) and the
+writer (gate/memory/index/write.py) both read them through these helpers, so neither imports the other; the writer
+and the background build (gate/memory/index/build.py) know the reader's MemoryIndex only as IndexHandle.
 """
 
 from __future__ import annotations
@@ -14,15 +15,39 @@ from gate.paths import replace_file
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
-    from gate.memory.engine import tantivy
-    from gate.memory.files import CorruptMemoryFile
+    from gate.memory.index.engine import tantivy
+    from gate.memory.store.files import CorruptMemoryFile
+    from gate.paths import ProjectPaths
+
+    class IndexHandle(Protocol):
+        """What the writer and the background build use of the index (gate/memory/index/read.py MemoryIndex): typed
+        here, where both already look, so that neither imports the module that imports them."""
+
+        paths: ProjectPaths
+        dir: str
+        store_dirs: dict[str, str]
+        analyzer_registered: bool
+
+        @property
+        def dirs_file(self) -> str: ...
+
+        @property
+        def files_file(self) -> str: ...
+
+        def open(self) -> tantivy.Index: ...
+
+        def searcher(self) -> tantivy.Searcher: ...
+
+        def catch_up(
+            self, *, wait_seconds: float = 0.0, deep: bool = False, written: tuple[str, ...] = ()
+        ) -> CatchUp: ...
 
 # 4: the cues field, each document's file signature, supersession derived from links; unspaced scripts indexed
 # as character pairs (gate.textproc.prepare). An index of another version is rebuilt.
 SCHEMA_VERSION = 4
-# The text fields' tokenizer (gate/memory/analyzer.py builds it; only the writer registers it, so a read needs
+# The text fields' tokenizer (gate/memory/index/analyzer.py builds it; only the writer registers it, so a read needs
 # just its name)
 ANALYZER_NAME = "gate_en"
 SCOPES_INDEXED = ("private", "team", "user")
@@ -34,7 +59,7 @@ class IndexBusy(Exception):
 
 
 def _build_schema() -> tantivy.Schema:
-    from gate.memory.engine import tantivy
+    from gate.memory.index.engine import tantivy
 
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("key", stored=True, tokenizer_name="raw", index_option="basic")
@@ -148,7 +173,7 @@ def content_digest(path: str) -> int | None:
     instead; None when it cannot be read)."""
     import zlib
 
-    from gate.memory.scan import MAX_FILE_BYTES
+    from gate.memory.store.scan import MAX_FILE_BYTES
 
     try:
         with open(path, "rb") as handle:

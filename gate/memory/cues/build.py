@@ -1,6 +1,6 @@
-"""Building the cue table (gate/memory/cues.py): scan the store directories, keep the memories that can come
+"""Building the cue table (gate/memory/cues/shards.py): scan the store directories, keep the memories that can come
 back by themselves, and write the shards. Runs inside a hook when a small store changed, else detached
-(`python -m gate.memory.cue_build PROJECT_ROOT`); reading the shards never imports this module.
+(`python -m gate.memory.cues.build PROJECT_ROOT`); reading the shards never imports this module.
 """
 
 from __future__ import annotations
@@ -8,19 +8,27 @@ from __future__ import annotations
 import json
 import os
 
-from gate.memory import cues, globs, scan
-from gate.memory import triggers as trig
-from gate.memory.cues import (
+from gate.memory.cues import globs
+from gate.memory.cues import shards as reader  # reader.INLINE_FILES is read at each call (tests lower it)
+from gate.memory.cues import triggers as trig
+from gate.memory.cues.shards import (
+    PAIR_BITS,
+    PAIRS_FILE,
+    PAIRS_HEAD,
     SCOPES,
     STANDING_KINDS,
     VERSION,
     defaults_from,
     dir_mtime,
+    named_terms,
+    pair_key,
+    pair_positions,
     read_json,
     shard_name,
     stale_scopes,
     table_dir,
 )
+from gate.memory.store import scan
 from gate.memory.supersession import live_supersedes
 from gate.paths import ProjectPaths, background_python, ensure_private_dir, replace_file
 
@@ -147,7 +155,7 @@ def _scan_scope(
             if data is None:
                 files[item.name] = [*signature, None, "", 0, [], []]
                 continue
-            summary = [*signature, data["id"], data["kind"], _flags(data), _supersedes(data), cues.named_terms(data)]
+            summary = [*signature, data["id"], data["kind"], _flags(data), _supersedes(data), named_terms(data)]
         files[item.name] = summary
         memory_id, kind, flags = summary[3], summary[4], summary[5]
         if memory_id is None or not qualifies(kind, flags, defaults):
@@ -163,7 +171,7 @@ def _scan_scope(
 
 
 def _pair_shard(scopes: dict[str, dict[str, list[Any]]], ratio: float, least: int) -> tuple[dict[str, Any], bytes]:
-    """The named-pairs filter (gate/memory/cues.py, PairFilter) of every active memory, and the terms most of
+    """The named-pairs filter (gate/memory/cues/shards.py, PairFilter) of every active memory, and the terms most of
     them share (left out of the filter, and out of the recall gate's reckoning)."""
     named: dict[str, list[str]] = {}
     for files in scopes.values():
@@ -179,12 +187,12 @@ def _pair_shard(scopes: dict[str, dict[str, list[Any]]], ratio: float, least: in
     pairs = set()
     for found in named.values():
         kept = sorted(t for t in found if t not in common)
-        pairs.update(cues.pair_key(a, b) for i, a in enumerate(kept) for b in kept[i + 1 :])
-    size = max(8 * 1024, cues.PAIR_BITS * len(pairs))
+        pairs.update(pair_key(a, b) for i, a in enumerate(kept) for b in kept[i + 1 :])
+    size = max(8 * 1024, PAIR_BITS * len(pairs))
     size += -size % 8
     bits = bytearray(size // 8)
     for key in pairs:
-        for position in cues.pair_positions(key, size):
+        for position in pair_positions(key, size):
             bits[position >> 3] |= 1 << (position & 7)
     header = {"version": VERSION, "memories": total, "pairs": len(pairs), "bits": size, "common": common}
     return header, bytes(bits)
@@ -297,7 +305,7 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
                 pass
         if records != old_records or sums != old_sums or not head:
             _write_json(join(directory, "entries.json"), {"version": VERSION, "records": records, "shards": sums})
-        if scopes != old_scopes or not os.path.exists(join(directory, cues.PAIRS_FILE)):
+        if scopes != old_scopes or not os.path.exists(join(directory, PAIRS_FILE)):
             _write_json(join(directory, "files.json"), {"version": VERSION, "scopes": scopes})
             from gate.rules import load_rules
 
@@ -305,8 +313,8 @@ def rebuild(paths: ProjectPaths, defaults: dict[str, list[str]]) -> dict[str, An
             header, bits = _pair_shard(
                 scopes, float(relevance.get("common_ratio", 0.25)), int(relevance.get("common_min_memories", 12))
             )
-            replace_file(join(directory, cues.PAIRS_FILE), bits)
-            _write_json(join(directory, cues.PAIRS_HEAD), header)
+            replace_file(join(directory, PAIRS_FILE), bits)
+            _write_json(join(directory, PAIRS_HEAD), header)
         head = {"version": VERSION, "defaults": defaults, "dirs": dirs,
                 "files": sum(len(f) for f in scopes.values())}
         _write_json(join(directory, "head.json"), head)  # last: readers trust the shards once the head moved
@@ -323,7 +331,7 @@ def small_store(paths: ProjectPaths) -> bool:
             with os.scandir(paths.store_for_scope(scope)) as entries:
                 for _ in entries:
                     count += 1
-                    if count > cues.INLINE_FILES:
+                    if count > reader.INLINE_FILES:
                         return False
         except OSError:
             continue
@@ -343,7 +351,7 @@ def spawn_rebuild(paths: ProjectPaths) -> None:
         finally:
             os.close(lock_fd)
         subprocess.Popen(  # detached and silent: Claude Code waits for the hook's stdout to close
-            background_python("gate.memory.cue_build", paths.root),
+            background_python("gate.memory.cues.build", paths.root),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
         )
@@ -352,7 +360,7 @@ def spawn_rebuild(paths: ProjectPaths) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m gate.memory.cue_build PROJECT_ROOT`: the background rebuild."""
+    """`python -m gate.memory.cues.build PROJECT_ROOT`: the background rebuild."""
     from gate.rules import load_rules
 
     paths = ProjectPaths.for_cwd(argv[0] if argv else None)

@@ -18,7 +18,7 @@ A comma starts a new clause only when a clause name and a colon follow it, so a 
 A spec without a cue clause (only modifiers, e.g. `expires:2027-01-01`) keeps the kind's default delivery,
 bounded by its modifiers. Globs are relative to the project root: `*` and `?` stay inside one path
 segment, `**` spans any number of segments (also none: `src/db/**` matches src/db itself), `[abc]` is a
-class, and a glob without wildcards names a file or a whole directory (gate/memory/globs.py).
+class, and a glob without wildcards names a file or a whole directory (gate/memory/cues/globs.py).
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def parse(spec: str, *, now: float | None = None) -> Trigger:
     """Parse and check one spec; ValidationError with a hint on anything wrong.
 
     Relative dates (`expires:+30d`) are accepted only when `now` is given (at write time, see normalize)."""
-    from gate.memory import globs  # loaded once a glob is to be read
+    from gate.memory.cues import globs  # loaded once a glob is to be read
 
     if not isinstance(spec, str) or not spec.strip():
         raise _fail(str(spec), "empty")
@@ -324,7 +324,7 @@ def parse_all(specs: list[str]) -> list[Trigger]:
 
 def normalize(spec: str, now: float | None = None) -> str:
     """Write-time form of a spec: relative dates (+30d) become absolute, the rest is kept as written."""
-    from gate.memory import globs  # loaded once a glob is to be read
+    from gate.memory.cues import globs  # loaded once a glob is to be read
 
     moment = time.time() if now is None else now
     parse(spec, now=moment)  # validates, with the relative forms allowed
@@ -369,7 +369,7 @@ def effective_triggers(record: dict[str, Any], defaults: dict[str, list[str]]) -
 
 
 def _default_cues(record: dict[str, Any], defaults: dict[str, list[str]]) -> list[dict[str, Any]]:
-    from gate.memory import globs  # loaded once a glob is to be read
+    from gate.memory.cues import globs  # loaded once a glob is to be read
 
     cues: list[dict[str, Any]] = []
     for cue in defaults.get(record.get("kind", ""), []) or []:

@@ -5,7 +5,7 @@ steps without tantivy (tests/test_textproc.py holds the two to the same output).
 from __future__ import annotations
 
 from gate.memo import cache  # functools.cache without functools (gate/memo.py)
-from gate.memory.engine import tantivy
+from gate.memory.index.engine import tantivy
 from gate.textproc import text_rules
 
 

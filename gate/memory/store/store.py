@@ -1,9 +1,10 @@
 """The store's write side and whole-store reads (cold path): remember, update, forget, link, restore, export;
-importing JSON lines is gate/memory/store_import.py's, through the same writes.
+importing JSON lines is gate/memory/store/importing.py's, through the same writes (it is handed the Store: this
+module does not import it).
 
 Files are the source of truth; after every write the index is caught up in the same process. Nothing is
 written until everything is validated: a refused memory leaves no trace. Every write that replaces a file
-keeps the version it replaces (gate/memory/history.py). Supersession is never written into the memory it
+keeps the version it replaces (gate/memory/store/history.py). Supersession is never written into the memory it
 replaces: it follows from the successor's `supersedes` link, wherever that link came from (see
 gate/memory/supersession.py), so a write touches one file.
 """
@@ -17,19 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from gate.errors import DuplicateError, GateError, NotFoundError, ValidationError
-from gate.memory import killpoints
-from gate.memory.anchor_paths import to_project, triggers_to_project
-from gate.memory.files import CorruptMemoryFile, as_written, iter_memories, memory_path, read_memory, write_memory
-from gate.memory.history import History, Version, history_root
-from gate.memory.index import CatchUp, IndexBusy, MemoryIndex
+from gate.memory.index.read import CatchUp, IndexBusy, MemoryIndex
 from gate.memory.model import SCOPES, Link, Memory, mint_id, now_iso
-from gate.memory.secrets import refuse_secrets, text_fields
+from gate.memory.store import killpoints
+from gate.memory.store.anchor_paths import to_project, triggers_to_project
+from gate.memory.store.files import CorruptMemoryFile, as_written, iter_memories, memory_path, read_memory, write_memory
+from gate.memory.store.history import History, Version, history_root
+from gate.memory.store.secrets import refuse_secrets, text_fields
 from gate.memory.supersession import closing_chain, cycle_refusal, effective_status, live_supersedes
 from gate.paths import ProjectPaths, ensure_private_dir
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from gate.memory.store_import import ImportReport
 
 WRITER_WAIT_SECONDS = 20.0
 MAX_ANCHOR_FILES = 50
@@ -65,7 +62,7 @@ class Store:
 
     def existing_ids(self) -> set[str]:
         """The ids of every memory file in the project's three stores (names only; no file is read)."""
-        from gate.memory.scan import SUFFIX, scan_dir
+        from gate.memory.store.scan import SUFFIX, scan_dir
 
         return {
             entry.name[: -len(SUFFIX)] for scope in SCOPES for entry in scan_dir(self.paths.store_for_scope(scope))
@@ -121,14 +118,14 @@ class Store:
 
     def anchor_hashes(self, globs: Iterable[str]) -> dict[str, str]:
         """Content hash of each existing file an anchor names, with the glob meaning of path triggers."""
-        from gate.memory.staleness import anchor_hashes
+        from gate.memory.cues.staleness import anchor_hashes
 
         return anchor_hashes(self.paths.root, list(globs), MAX_ANCHOR_FILES)
 
     def anchor(self, memory: Memory) -> None:
         """Record the memory's anchored files as they are now: each file's hash, and what the memory is about there
         (its terms on a few of the file's lines, rules/remember.toml [anchors]) so an edit elsewhere keeps it fresh."""
-        from gate.memory.staleness import anchor_lines
+        from gate.memory.cues.staleness import anchor_lines
         from gate.rules import load_rules
 
         memory.anchors = self.anchor_hashes(memory.paths)
@@ -235,7 +232,7 @@ class Store:
         return memory
 
     def _refuse_duplicate(self, memory: Memory) -> None:
-        from gate.memory import duplicates
+        from gate.memory.store import duplicates
 
         matches = duplicates.find(self.index, memory)
         if not matches:
@@ -374,20 +371,6 @@ class Store:
             assert isinstance(memory, Memory)
             yield memory.to_dict()
 
-    def import_lines(self, lines: Iterable[str], *, source_name: str = "input") -> list[str]:
-        """Import JSON lines, all or nothing: every refused line is named, and then nothing is written."""
-        return self.import_report(lines, source_name=source_name).ids
-
-    def import_report(
-        self, lines: Iterable[str], *, source_name: str = "input", skip_refused: bool = False, replace: bool = False,
-        keep_project: bool = False,
-    ) -> ImportReport:
-        """Import JSON lines as `gate export` writes them (gate/memory/store_import.py)."""
-        from gate.memory.store_import import import_report
-
-        return import_report(self, lines, source_name=source_name, skip_refused=skip_refused, replace=replace,
-                             keep_project=keep_project)
-
     # --- index --------------------------------------------------------------------------------------------------
     def catch_up(self, *, deep: bool = False) -> CatchUp:
         """Index what changed; the scopes this Store wrote to are known to have changed (no second look)."""
@@ -398,12 +381,13 @@ class Store:
         """Bring the cue table level with the store now: after a bulk write that is this command's work, not
         the next hook's (which would rebuild a table made when the store was small inline, or go on with
         stale shards until a background build is done)."""
-        from gate.memory import cue_build, cues
+        from gate.memory.cues import build as cue_build
+        from gate.memory.cues import shards
         from gate.rules import load_rules
 
         # on failure the memories are still written: the next hook finds the table behind and rebuilds it
         with contextlib.suppress(OSError):
-            cue_build.rebuild(self.paths, cues.defaults_from(load_rules("triggers", self.paths.root)))
+            cue_build.rebuild(self.paths, shards.defaults_from(load_rules("triggers", self.paths.root)))
 
     def reindex(self) -> CatchUp:
         return self.index.rebuild()

@@ -80,7 +80,7 @@ def to_project(value: str, root: str, base: str | None = None, *, what: str = "-
 
 def triggers_to_project(specs: list[str], root: str, base: str | None = None, *, strict: bool = True) -> list[str]:
     """Each spec with its `path:` clauses made relative to the project root; the other clauses as written."""
-    from gate.memory.triggers import split_clauses
+    from gate.memory.cues.triggers import split_clauses
 
     out = []
     for spec in specs:

@@ -187,12 +187,12 @@ def anchor_hashes(
     root: str | os.PathLike[str], globs: list[str], max_files: int = 50, max_visits: int = 20_000
 ) -> dict[str, str]:
     """Content hash of each file the globs match now, with the same glob meaning as path triggers
-    (gate/memory/globs.py: `src/db/**` and a plain `src/db` both mean every file beneath src/db).
+    (gate/memory/cues/globs.py: `src/db/**` and a plain `src/db` both mean every file beneath src/db).
 
     Used at write time and by `gate verify --refresh`; bounded so a `**/*.py` over a huge tree stays quick."""
     import re
 
-    from gate.memory.globs import glob_regex, normalize_glob, static_dir  # (`globs` is the argument here)
+    from gate.memory.cues.globs import glob_regex, normalize_glob, static_dir  # (`globs` is the argument here)
 
     found: dict[str, str] = {}
     for raw in globs:

@@ -2,7 +2,7 @@
 
 `*` and `?` stay inside one path segment, `**` spans any number of segments (also none: `src/db/**` matches src/db
 itself), `[abc]` is a class, and a glob without wildcards names a file or a whole directory. Trigger specs
-(gate/memory/triggers.py) and a memory's `paths` both use them; the anchors match them against the files a tool
+(gate/memory/cues/triggers.py) and a memory's `paths` both use them; the anchors match them against the files a tool
 call touches (gate/gates/delivery/anchors.py).
 """
 

@@ -3,15 +3,15 @@ it, looking whether it is level with the files, and reading it.
 
 Freshness is cheap to check: the index keeps the mtime of each store directory (`dirs.json`), so the hot
 path pays three stat calls. Only when a directory changed does it look at that directory's files, compare
-stat signatures with `files.json`, and re-index what differs (gate/memory/index_write.py, imported only then). A
-directory whose mtime is too young to vouch for its listing (gate/memory/scan.py: a second write in the same clock
+stat signatures with `files.json`, and re-index what differs (gate/memory/index/write.py, imported only then). A
+directory whose mtime is too young to vouch for its listing (gate/memory/store/scan.py: a second write in the same clock
 tick would not move it) is checked again next time. In-place edits that leave the directory untouched are caught
 when the file's memory is a search candidate (each document keeps its file's stat signature: a search compares its
 candidates'), by the CLI's deep check (every file's signature) and by `gate reindex`.
 
-Supersession is derived, never stored (gate/memory/index_write.py): the indexed record carries the derived
-status. The schema and the manifests: gate/memory/index_schema.py; the background build of a large store:
-gate/memory/index_build.py.
+Supersession is derived, never stored (gate/memory/index/write.py): the indexed record carries the derived
+status. The schema and the manifests: gate/memory/index/schema.py; the background build of a large store:
+gate/memory/index/build.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import marshal
 import os
 
 from gate import fastjson as json  # json.loads and json.dumps without the json package (gate/fastjson.py)
-from gate.memory.index_schema import (
+from gate.memory.index.schema import (
     SCHEMA_VERSION,
     SCOPES_INDEXED,
     CatchUp,
@@ -31,7 +31,7 @@ from gate.memory.index_schema import (
     unreadable_differs,
     write_dirs,
 )
-from gate.memory.scan import SUFFIX, settled
+from gate.memory.store.scan import SUFFIX, settled
 from gate.paths import ProjectPaths, ensure_private_dir, replace_file
 
 join = os.path.join
@@ -41,15 +41,15 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from gate.memory.engine import tantivy
+    from gate.memory.index.engine import tantivy
 
 __all__ = ["CatchUp", "IndexBusy", "MemoryIndex"]
 
 
 def _engine() -> tuple[Any, Any]:
-    """tantivy and the schema, imported at the first read that needs them (gate/memory/index_schema.py schema)."""
-    from gate.memory.engine import tantivy
-    from gate.memory.index_schema import schema
+    """tantivy and the schema, imported at the first read that needs them (gate/memory/index/schema.py schema)."""
+    from gate.memory.index.engine import tantivy
+    from gate.memory.index.schema import schema
 
     return tantivy, schema()
 
@@ -68,7 +68,7 @@ class MemoryIndex:
         self._index: tantivy.Index | None = None
         self._searcher: tantivy.Searcher | None = None
         self._searcher_generation: tuple[int, int, int] | None = None
-        self.analyzer_registered = False  # the writer's (gate/memory/index_write.py)
+        self.analyzer_registered = False  # the writer's (gate/memory/index/write.py)
         self._kept: dict[str, tuple[bytes, dict[Any, Any]]] = {}  # bucket -> (its commit, the reads kept for it)
         self._unsaved: set[str] = set()
 
@@ -138,7 +138,7 @@ class MemoryIndex:
         return self._searcher
 
     def _writer(self, wait_seconds: float) -> tantivy.IndexWriter:
-        from gate.memory.index_write import open_writer  # only when something is to be written
+        from gate.memory.index.write import open_writer  # only when something is to be written
 
         return open_writer(self, wait_seconds)
 
@@ -181,7 +181,7 @@ class MemoryIndex:
         files_state = {} if fresh else read_json(self.files_file).get("scopes", {})
         dirs_state = {} if fresh else read_json(self.dirs_file).get("dirs", {})
         only = {scope: names for scope, names in repaired.items() if scope not in stale}
-        from gate.memory.index_write import apply  # (loaded with the writer)
+        from gate.memory.index.write import apply  # (loaded with the writer)
 
         apply(self, writer, stale, files_state, dirs_state, report, start_over=fresh, only=only)
         return report
@@ -201,7 +201,7 @@ class MemoryIndex:
 
     def _scope_differs(self, scope: str, files_state: dict[str, Any], dirs_state: dict[str, Any]) -> bool:
         """Whether any file of the scope differs from the manifest; records the directory's settled mtime."""
-        from gate.memory.scan import scan_dir
+        from gate.memory.store.scan import scan_dir
 
         directory = self.store_dirs[scope]
         mtime = dir_mtime(directory)
@@ -243,7 +243,7 @@ class MemoryIndex:
         report = CatchUp()
         files_state = read_json(self.files_file).get("scopes", {})
         dirs_state = read_json(self.dirs_file).get("dirs", {})
-        from gate.memory.index_write import apply  # (loaded with the writer)
+        from gate.memory.index.write import apply  # (loaded with the writer)
 
         apply(self, writer, [], files_state, dirs_state, report, start_over=False, only=changed)
         return report.touched
@@ -251,7 +251,7 @@ class MemoryIndex:
     def catch_up_for_hook(self) -> CatchUp:
         """catch_up, bounded for a hook: a missing index over a large store is built in the background."""
         if not self.exists():
-            from gate.memory import index_build
+            from gate.memory.index import build as index_build
 
             if index_build.store_files(self, limit=INLINE_BUILD_FILES) > INLINE_BUILD_FILES:
                 index_build.spawn(self)
@@ -265,7 +265,7 @@ class MemoryIndex:
         commit under the writer lock, so hooks and writers running meanwhile read the old index until then.
         (Wiping the directory first pulled it from under them: they failed on a missing meta.json, or found
         no index and skipped recall.) A damaged or outdated directory is still started over, by open()."""
-        from gate.memory.index_write import apply
+        from gate.memory.index.write import apply
 
         report = CatchUp()
         apply(self, self._writer(30.0), list(SCOPES_INDEXED), {}, {}, report, start_over=True)
@@ -479,8 +479,8 @@ class MemoryIndex:
 
 
 def main(argv: list[str]) -> int:
-    """The background build a hook starts for a large store (gate/memory/index_build.py)."""
-    from gate.memory.index_build import build
+    """The background build a hook starts for a large store (gate/memory/index/build.py)."""
+    from gate.memory.index.build import build
 
     return build(MemoryIndex(ProjectPaths.for_cwd(argv[0])))
 

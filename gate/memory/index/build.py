@@ -1,6 +1,6 @@
 """The background build of a missing index over a large store: a hook starts it, detached, and does not wait.
 
-A hook builds a missing index itself only for a small store (gate.memory.index.INLINE_BUILD_FILES); a larger build
+A hook builds a missing index itself only for a small store (gate.memory.index.read.INLINE_BUILD_FILES); a larger build
 (e.g. 100k memories after the cache was cleared) would outlast the hook's timeout on every prompt. The build holds
 build.lock in the index directory while it works, so the hooks meanwhile start no second one.
 """
@@ -13,12 +13,12 @@ from gate.paths import background_python, ensure_private_dir
 
 TYPE_CHECKING = False  # typing costs the hook ~3 ms to import; annotations are strings anyway
 if TYPE_CHECKING:
-    from gate.memory.index import MemoryIndex
+    from gate.memory.index.schema import IndexHandle
 
-MODULE = "gate.memory.index"  # its main() calls build() here: this module does not know the index class
+MODULE = "gate.memory.index.read"  # its main() calls build() here: this module does not know the index class
 
 
-def store_files(index: MemoryIndex, limit: int) -> int:
+def store_files(index: IndexHandle, limit: int) -> int:
     """The number of files in the index's store directories, counted up to just past `limit`."""
     count = 0
     for directory in index.store_dirs.values():
@@ -33,8 +33,8 @@ def store_files(index: MemoryIndex, limit: int) -> int:
     return count
 
 
-def spawn(index: MemoryIndex) -> None:
-    """Start gate.memory.index's main(ROOT) detached, unless a build holds the build lock."""
+def spawn(index: IndexHandle) -> None:
+    """Start gate.memory.index.read's main(ROOT) detached, unless a build holds the build lock."""
     import fcntl
     import subprocess
 
@@ -54,8 +54,8 @@ def spawn(index: MemoryIndex) -> None:
         return  # a build is under way (its lock is held), or none can start: the next call tries again
 
 
-def build(index: MemoryIndex) -> int:
-    """The background build a hook starts for a large store (gate.memory.index's main): hold the build lock,
+def build(index: IndexHandle) -> int:
+    """The background build a hook starts for a large store (gate.memory.index.read's main): hold the build lock,
     catch up, exit."""
     import fcntl
 

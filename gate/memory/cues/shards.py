@@ -16,11 +16,11 @@ A tool call then costs: three stat calls, head.json, and one open per ancestor d
 (most of them ENOENT), or the command shard for a Bash call. Directives and tasks delivered by their kind's
 default at session start are not in the shards: the session-start gate already has their index records.
 
-Freshness works like the index's (gate/memory/index.py): a store directory whose mtime moved is rescanned,
+Freshness works like the index's (gate/memory/index/read.py): a store directory whose mtime moved is rescanned,
 and only files whose stat signature changed are read again. A small store is rebuilt in the hook itself;
-a large one (more than INLINE_FILES files) by a detached `python -m gate.memory.cue_build`, so no tool call
+a large one (more than INLINE_FILES files) by a detached `python -m gate.memory.cues.build`, so no tool call
 waits for a rebuild: meanwhile the previous shards answer. Reading the shards is this module alone; building
-them is gate/memory/cue_build.py, and gate/memory/cue_table.py decides between the two (a gate loads the table
+them is gate/memory/cues/build.py, and gate/memory/cues/load.py decides between the two (a gate loads the table
 there, and the builder is imported only when a store changed).
 """
 

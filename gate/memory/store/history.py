@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from gate.memory import killpoints
 from gate.memory.model import Memory, now_iso
+from gate.memory.store import killpoints
 from gate.paths import ProjectPaths, ensure_private_dir
 
 join = os.path.join

@@ -46,9 +46,15 @@ def collect(labels_path: str, root: str | None) -> list[tuple[str, dict[str, flo
             stop = next((r for r in run.results if r.step.name == "Stop" and r.step.turn == turn), None)
             if stop is None:
                 continue
-            owner = os.path.relpath(transcript, root or os.path.dirname(labels_path)).split(os.sep)[0]
-            rows.append((owner, features_at(transcript, stop.step), block))
+            folder = os.path.relpath(transcript, root or os.path.dirname(labels_path)).split(os.sep)[0]
+            rows.append((family(folder), features_at(transcript, stop.step), block))
         return rows
+
+
+def family(folder: str) -> str:
+    """The owner a corpus folder belongs to (OWNER+REPO): the unit left out in leave-one-owner-out, so one
+    organization's repositories (entireio+cli, entireio+git-sync, …) are one owner, as they are one split."""
+    return folder.split("+", 1)[0]
 
 
 def features_at(transcript: str, step: Any) -> dict[str, float]:

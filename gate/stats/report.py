@@ -92,6 +92,7 @@ _REASON_WORDS = {
     "SKIP_NO_INDEX": "no index",
     "SKIP_MUTED": "muted",
     "SKIP_NOTHING_STANDING": "nothing standing",
+    "SKIP_BLOCK_CONTINUATION": "a block's reason sent back as a prompt (Gemini)",
     "SUPPRESSED_ALREADY_DELIVERED": "all hits already delivered",
 }
 

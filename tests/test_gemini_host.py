@@ -126,7 +126,7 @@ def test_the_first_edit_of_an_asking_turn_is_refused_in_geminis_schema(project: 
     out, code = run_gemini_hook(edit)  # once a turn: the same edit again passes
     assert (out, code) == ("", 0)
     hooks = [r for r in _audit() if r["event"] in ("UserPromptSubmit", "PreToolUse")]
-    assert [r["decision"] for r in hooks if r["event"] == "PreToolUse"][0] == "refused"
+    assert next(r["decision"] for r in hooks if r["event"] == "PreToolUse") == "refused"
     assert {r.get("agent") for r in hooks} == {"gemini"}, hooks
 
 

@@ -48,8 +48,9 @@ def _audit() -> list[dict[str, Any]]:
 def test_geminis_events_and_tools_are_read_in_gates_terms(project: Path) -> None:
     prompt = hook_io.read_event(gemini_event(project, "BeforeAgent", prompt="hi"))
     assert prompt["hook_event_name"] == "UserPromptSubmit" and prompt["agent"] == "gemini"
-    # Gemini's chat recording is not gate's transcript format: set aside, so the Stop reads the event's own text.
-    assert "transcript_path" not in prompt and prompt["gemini_transcript_path"].endswith(".jsonl")
+    assert prompt["transcript_path"].endswith(".jsonl")  # Gemini's chat recording (gate/hosts/gemini/chat.py)
+    assert "transcript_path" not in hook_io.read_event(gemini_event(project, "BeforeAgent", prompt="hi",
+                                                                    transcript_path=""))
     stop = hook_io.read_event(gemini_event(project, "AfterAgent", prompt="hi", prompt_response="Done.",
                                            stop_hook_active=False))
     assert (stop["hook_event_name"], stop["last_assistant_message"]) == ("Stop", "Done.")
@@ -154,6 +155,72 @@ def test_a_blocks_reason_sent_back_as_a_prompt_is_no_prompt_and_the_end_after_it
     # A real prompt after that is recalled for again.
     run_gemini_hook(gemini_event(project, "BeforeAgent", prompt=SHIFT))
     assert _audit()[-1]["reason"] != "SKIP_BLOCK_CONTINUATION"
+
+
+def _record(kind: str, record_id: str, content: Any, **fields: Any) -> str:
+    return json.dumps({"id": record_id, "timestamp": "2026-12-07T15:51:03.000Z", "type": kind, "content": content,
+                       **fields})
+
+
+def _call(call_id: str, name: str, args: dict[str, Any], output: str) -> dict[str, Any]:
+    return {"id": call_id, "name": name, "args": args, "status": "success",
+            "result": [{"functionResponse": {"id": call_id, "name": name, "response": {"output": output}}}]}
+
+
+def _response(call_id: str, name: str, output: str) -> list[dict[str, Any]]:
+    return [{"functionResponse": {"id": call_id, "name": name, "response": {"output": output}}}]
+
+
+def gemini_chat(path: Path, project: Path) -> Path:
+    """A Gemini CLI 0.61 chat recording of a fix turn, as chatRecordingService writes it: each reply appended
+    again once its tool calls are known, the tool results as user records, a hook's context as a prompt part."""
+    fail = "<untrusted_context>\nOutput: 1 failed, 11 passed\nExit Code: 1\n</untrusted_context>"
+    edited = f"Successfully modified file: {project / 'ledger.py'} (1 replacements)."
+    passed = "<untrusted_context>\nOutput: 12 passed in 0.4s\n</untrusted_context>"
+    test = {"command": "pytest -q tests/test_ledger.py", "description": "run the tests"}
+    edit = {"file_path": str(project / "ledger.py"), "old_string": "ROUND_UP", "new_string": "ROUND_HALF_EVEN"}
+    lines = [
+        json.dumps({"sessionId": SESSION, "projectHash": "ab", "startTime": "2026-12-07T15:51:02.900Z",
+                    "kind": "main"}),
+        json.dumps({"$set": {"messages": [{"id": "ctx", "type": "user", "content": [{"text": "<session_context>"}]}]}}),
+        _record("user", "u1", [{"text": "The ledger totals are off by a cent, fix it."},
+                               {"text": "<hook_context>MEMORY SEARCH REQUIRED</hook_context>"}]),
+        _record("gemini", "g1", ""),
+        _record("gemini", "g1", "", toolCalls=[_call("c1", "run_shell_command", test, fail)]),
+        _record("user", "u2", _response("c1", "run_shell_command", fail)),
+        _record("gemini", "g2", "", toolCalls=[_call("c2", "replace", edit, edited)]),
+        _record("user", "u3", _response("c2", "replace", edited)),
+        _record("gemini", "g3", "", toolCalls=[_call("c3", "run_shell_command", test, passed)]),
+        _record("user", "u4", _response("c3", "run_shell_command", passed)),
+        _record("gemini", "g4", "Done."),
+        json.dumps({"$set": {"lastUpdated": "2026-12-07T15:51:04.000Z"}}),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_gemini_chat_recording_is_read_as_the_turn_it_holds(project: Path) -> None:
+    from gate.session.transcript import read_turn
+
+    turn = read_turn(str(gemini_chat(project.parent / "chat.jsonl", project)), "Done.")
+    assert turn.prompt == "The ledger totals are off by a cent, fix it."  # the hook's context is not the user's
+    assert [use.name for use in turn.tool_uses] == ["Bash", "Edit", "Bash"]  # each reply once, its last copy
+    assert turn.bash_commands() == ["pytest -q tests/test_ledger.py"] * 2
+    assert turn.touched_files() == [str(project / "ledger.py")]
+    assert [r.is_error for r in turn.tool_results] == [True, False, False]  # Exit Code: 1 is a failure
+    assert turn.assistant_texts == ["Done."] and not turn.from_fallback
+
+
+def test_a_fix_turn_whose_reply_says_nothing_is_blocked_by_what_its_chat_recording_holds(project: Path) -> None:
+    """The reply alone ("Done.") is no evidence; the failing test run, the edit and the passing run in Gemini's
+    chat recording are."""
+    chat = gemini_chat(project.parent / "chat.jsonl", project)
+    run_gemini_hook(gemini_event(project, "BeforeAgent", prompt="The ledger totals are off by a cent, fix it.",
+                                 transcript_path=str(chat)))
+    stop = gemini_event(project, "AfterAgent", prompt="fix it", prompt_response="Done.", stop_hook_active=False,
+                        transcript_path=str(chat))
+    out, code = run_gemini_hook(stop)
+    assert code == 0 and json.loads(out)["decision"] == "deny", (out, _audit()[-1])
 
 
 def test_an_agent_the_hook_does_not_serve_fails_open(project: Path) -> None:

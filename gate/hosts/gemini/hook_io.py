@@ -4,7 +4,8 @@ Gemini's schema.
 Read from Gemini CLI 0.61 (packages/core/src/hooks: types.ts, hookEventHandler.ts, hookRunner.ts):
 
 - Every event is JSON on stdin: session_id, transcript_path (the session's chat recording, JSONL under
-  ~/.gemini/tmp/…/chats/), cwd, hook_event_name, timestamp, and the event's own fields. There is no turn id.
+  ~/.gemini/tmp/…/chats/, read by gate/hosts/gemini/chat.py), cwd, hook_event_name, timestamp, and the event's
+  own fields. There is no turn id.
 - The events, in gate's terms: `BeforeAgent` {prompt} is the prompt submit (UserPromptSubmit), answered with
   hookSpecificOutput.additionalContext (appended to the prompt, `<` and `>` escaped); `AfterAgent` {prompt,
   prompt_response, stop_hook_active} is the Stop: `decision: "deny"` (or "block") with a `reason` rejects the
@@ -83,11 +84,10 @@ def read_event(event: dict[str, Any]) -> dict[str, Any]:
     if isinstance(name, str) and name in EVENTS:
         out["hook_event_name"] = EVENTS[name]
         out["gemini_event_name"] = name
-    # Gemini's chat recording is JSONL of its own records (message records re-appended as they change), which
-    # gate's transcript reader does not read: kept aside for the audit, so the Stop reads the event's own text.
-    transcript = out.pop("transcript_path", None)
-    if isinstance(transcript, str) and transcript:
-        out["gemini_transcript_path"] = transcript
+    # transcript_path is Gemini's chat recording: gate.session.transcript reads its records through
+    # gate/hosts/gemini/chat.py. An empty one (no recording) is none.
+    if not out.get("transcript_path"):
+        out.pop("transcript_path", None)
     if name == "AfterAgent":
         reply = event.get("prompt_response")
         if isinstance(reply, str):

@@ -149,8 +149,8 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
     paths = ProjectPaths.for_cwd(cwd)
     problems: list[str] = []
     settings = load_settings(paths.root, problems=problems)
-    if host is not None and getattr(host, "SETTINGS", None):
-        settings = {**settings, **host.SETTINGS}  # what the agent cannot be given (e.g. Gemini: no tool context)
+    if host is not None and event_name in getattr(host, "SETTINGS", {}):
+        settings = {**settings, **host.SETTINGS[event_name]}  # what the agent cannot be given at this event
     if problems or paths.migration_error:  # a bad setting falls back to its default; the gates go on, the log says why
         from gate.session.audit import write_error
 

@@ -157,6 +157,26 @@ def test_a_blocks_reason_sent_back_as_a_prompt_is_no_prompt_and_the_end_after_it
     assert _audit()[-1]["reason"] != "SKIP_BLOCK_CONTINUATION"
 
 
+def test_a_prompts_cue_reaches_gemini_and_a_paths_anchor_is_kept_for_later(project: Path, gate) -> None:
+    """BeforeTool takes no context, so gate delivers no anchor there (none marked delivered); a prompt's cue shares
+    the anchors' budget setting and still reaches the model at BeforeAgent."""
+    code, _, err = gate("remember", "Payouts go out on Thursdays only", "--kind", "gotcha",
+                        "--on", "event:prompt")
+    assert code == 0, err
+    code, _, err = gate("remember", "ledger.py rounds half to even; never ROUND_UP", "--kind", "gotcha",
+                        "--path", str(project / "ledger.py"))
+    assert code == 0, err
+    out, code = run_gemini_hook(gemini_event(project, "BeforeAgent",
+                                             prompt="ok, go on"))
+    assert "Thursdays" in json.loads(out)["hookSpecificOutput"]["additionalContext"], out
+    assert _audit()[-1]["cues"]["reason"] == "FIRED_PROMPT_EVENT", _audit()[-1]
+    out, code = run_gemini_hook(gemini_event(project, "BeforeTool", tool_name="read_file",
+                                             tool_input={"file_path": str(project / "ledger.py")}))
+    assert (out, code) == ("", 0)
+    record = _audit()[-1]
+    assert record["event"] == "PreToolUse" and record["reason"] == "DROPPED_BUDGET" and not record["delivered"]
+
+
 def _record(kind: str, record_id: str, content: Any, **fields: Any) -> str:
     return json.dumps({"id": record_id, "timestamp": "2026-12-07T15:51:03.000Z", "type": kind, "content": content,
                        **fields})

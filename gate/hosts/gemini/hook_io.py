@@ -55,10 +55,11 @@ _PATH_KEYS = ("file_path", "path")
 # stop_hook_active. gate/hook.py reads both as the block's continuation.
 CONTINUES_AFTER_BLOCK = True
 
-# What the agent cannot be given: BeforeTool takes no additionalContext, so the memories anchored to a path would
-# be marked delivered and never reach the model; with no budget the anchors gate delivers none (audited as
-# dropped) and keeps them for recall.
-SETTINGS = {"anchor_budget_tokens": 0}
+# What the agent cannot be given, per event (gate's name): BeforeTool takes no additionalContext, so the memories
+# anchored to a path would be marked delivered and never reach the model; with no budget the anchors gate delivers
+# none there (audited as dropped) and keeps them for recall. (A prompt's keyword cues share the budget setting and
+# do reach the model at BeforeAgent: the override is for PreToolUse only.)
+SETTINGS = {"PreToolUse": {"anchor_budget_tokens": 0}}
 
 
 def _tool_call(tool: Any, tool_input: Any, cwd: str) -> tuple[Any, Any]:

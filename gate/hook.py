@@ -149,8 +149,8 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
     paths = ProjectPaths.for_cwd(cwd)
     problems: list[str] = []
     settings = load_settings(paths.root, problems=problems)
-    if host is not None and event_name in getattr(host, "SETTINGS", {}):
-        settings = {**settings, **host.SETTINGS[event_name]}  # what the agent cannot be given at this event
+    if host is not None and hasattr(host, "settings_for"):
+        settings = {**settings, **host.settings_for(event)}  # what the agent cannot be given at this event
     if problems or paths.migration_error:  # a bad setting falls back to its default; the gates go on, the log says why
         from gate.session.audit import write_error
 
@@ -164,7 +164,7 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
     ctx.finish()
     output = outcome.output
     if host is not None:
-        output = host.write_verdict(event_name, output)
+        output = host.write_verdict(event_name, output, event)
     # ASCII JSON (non-ASCII as \u escapes): writable whatever the locale's stdout encoding, and a lone
     # surrogate read from a transcript cannot make the write fail after the gate has decided.
     text = json.dumps(output) if output is not None else None

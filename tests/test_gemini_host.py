@@ -92,6 +92,11 @@ def test_answers_are_written_in_geminis_schema_and_any_other_is_refused() -> Non
     anchors = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "gotcha"}}
     assert hook_io.write_verdict("PreToolUse", anchors) is None
     assert hook_io.write_verdict("Stop", None) is None
+    after = {"gemini_event_name": "AfterTool"}
+    assert hook_io.write_verdict("PreToolUse", anchors, after) == {
+        "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "gotcha"}}
+    with pytest.raises(ValueError):  # the call has run: a deny would only hide its result
+        hook_io.write_verdict("PreToolUse", deny, after)
     refused = [
         ("PreToolUse", {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}),
         ("PreToolUse", {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
@@ -157,9 +162,10 @@ def test_a_blocks_reason_sent_back_as_a_prompt_is_no_prompt_and_the_end_after_it
     assert _audit()[-1]["reason"] != "SKIP_BLOCK_CONTINUATION"
 
 
-def test_a_prompts_cue_reaches_gemini_and_a_paths_anchor_is_kept_for_later(project: Path, gate) -> None:
-    """BeforeTool takes no context, so gate delivers no anchor there (none marked delivered); a prompt's cue shares
-    the anchors' budget setting and still reaches the model at BeforeAgent."""
+def test_a_prompts_cue_reaches_gemini_and_a_paths_anchor_comes_after_the_call(project: Path, gate) -> None:
+    """BeforeTool takes no context, so gate delivers no anchor there (none marked delivered), and AfterTool does,
+    with the call's result; a prompt's cue shares the anchors' budget setting and still reaches the model at
+    BeforeAgent."""
     code, _, err = gate("remember", "Payouts go out on Thursdays only", "--kind", "gotcha",
                         "--on", "event:prompt")
     assert code == 0, err
@@ -175,6 +181,13 @@ def test_a_prompts_cue_reaches_gemini_and_a_paths_anchor_is_kept_for_later(proje
     assert (out, code) == ("", 0)
     record = _audit()[-1]
     assert record["event"] == "PreToolUse" and record["reason"] == "DROPPED_BUDGET" and not record["delivered"]
+    # AfterTool's context is appended to the call's result: the anchor comes there.
+    out, code = run_gemini_hook(gemini_event(project, "AfterTool", tool_name="read_file",
+                                             tool_input={"file_path": str(project / "ledger.py")},
+                                             tool_response={"llmContent": "ROUNDING = 1", "returnDisplay": ""}))
+    answer = json.loads(out)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "AfterTool" and "never ROUND_UP" in answer["additionalContext"], answer
+    assert _audit()[-1]["reason"] == "FIRED_PATH" and _audit()[-1]["delivered"]
 
 
 def _record(kind: str, record_id: str, content: Any, **fields: Any) -> str:

@@ -1182,7 +1182,7 @@ def test_install_sh_agent_gemini_wires_the_projects_gemini_settings_and_nothing_
     settings = json.loads((project / ".gemini" / "settings.json").read_text())
     entries = wiring.find_gate_entries(settings)
     assert all("--agent gemini" in e.command for e in entries)
-    assert sorted(e.event for e in entries) == ["AfterAgent", "BeforeAgent", "BeforeTool", "SessionStart"]
+    assert sorted(e.event for e in entries) == ["AfterAgent", "AfterTool", "BeforeAgent", "BeforeTool", "SessionStart"]
     assert not settings_file(project).exists()
     assert (home / ".gemini" / "policies" / "memory-gate.toml").is_file()
     assert "Gemini has no event after it compresses" in proc.stdout  # its doctor says what Gemini cannot do

@@ -6,7 +6,7 @@
 - a fix turn is blocked at AfterAgent with the MEMORY CHECK, the agent runs the `gate remember` it names in
   Gemini's shell (gate not on its PATH: named by absolute path), the memory is stored, and the second AfterAgent
   passes, its outcome read from Gemini's chat recording as stored;
-- the session-start index reaches the model;
+- the session-start index reaches the model, and a path's anchor with the result of the first read of it;
 - a memory stored in a Gemini session is recalled in a Claude Code session of the same project;
 - in the default approval mode, Gemini's policy engine runs gate's own commands by the policy file gate wrote
   (a headless run refuses any other shell command it would have to ask about).
@@ -193,6 +193,32 @@ def test_the_session_start_index_reaches_the_model(
     starts = [r for r in _audit(gate, run.session_id) if r.get("event") == "SessionStart"]
     assert starts and starts[0]["decision"] != "failed_open" and starts[0].get("agent") == "gemini", starts
     assert starts[0].get("source") == "startup"
+
+
+def test_a_path_anchor_reaches_the_model_with_the_result_of_the_first_read(
+    gemini: Gemini, gemini_server: GeminiServer, gate: GateCli, e2e_dirs: E2EDirs
+) -> None:
+    """BeforeTool takes no context; AfterTool's is appended to the call's result, so the gotcha anchored to a file
+    comes back with the first read of it."""
+    calc = e2e_dirs.project / "src" / "calc.py"
+    calc.parent.mkdir()
+    calc.write_text("def f(x):\n    return x\n")
+    gotcha = "Auditors reconcile to the cent: keep half-even"
+    body = "The quarterly audit fails on any drift"  # shown when the memory is delivered, not in the index
+    memory_id = gate.remember(gotcha, "--kind", "finding", "--on", "path:src/calc.py", "--body", body)
+    for title in ("Invoices are sent on the first business day of the month",  # what the prompt's recall finds
+                  "Invoices sent late get a reminder after ten days", "Sent invoices are archived each quarter",
+                  "Invoices are sent as PDF and as e-invoice XML"):
+        gate.remember(title, "--kind", "decision")
+    prompt = "When are invoices sent?"
+    gemini_server.when(last_user_contains(prompt), Turn.call("read_file", {"file_path": str(calc)}), times=1)
+    gemini_server.when(after_output(""), Turn.text("On the first business day."), times=1)
+    run = gemini.run(prompt)
+    assert body not in _shown(gemini_server.bodies()[0])  # anchored: it waits for the file
+    result = _shown({"contents": [gemini_server.bodies()[1]["contents"][-1]]})
+    assert "return x" in result and body in result and memory_id in result, result[-2000:]
+    tools = [r for r in _audit(gate, run.session_id) if r.get("event") == "PreToolUse"]
+    assert [r["reason"] for r in tools] == ["FIRED_PATH"], tools  # BeforeTool is not wired for reads
 
 
 def test_a_memory_stored_in_a_gemini_session_is_recalled_in_a_claude_code_session(

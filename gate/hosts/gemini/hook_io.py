@@ -11,7 +11,9 @@ Read from Gemini CLI 0.61 (packages/core/src/hooks: types.ts, hookEventHandler.t
   prompt_response, stop_hook_active} is the Stop: `decision: "deny"` (or "block") with a `reason` rejects the
   reply and sends the reason to the model as a new prompt; `BeforeTool` {tool_name, tool_input} is PreToolUse:
   `decision: "deny"` with a `reason` refuses the call (the reason reaches the model as the tool's error), and it
-  takes no additionalContext; `SessionStart` {source: startup|resume|clear} takes additionalContext. Gemini
+  takes no additionalContext; `AfterTool` {tool_name, tool_input, tool_response} is read as PreToolUse too, for
+  the anchors: its additionalContext is appended to the tool's result (a deny there would hide the result, so gate
+  never gives one); `SessionStart` {source: startup|resume|clear} takes additionalContext. Gemini
   has no event after a compression (`PreCompress` is advisory): gate does not wire it.
 - Tools: the shell is `run_shell_command` {command}; edits are `replace` {file_path, old_string, new_string}
   and `write_file` {file_path, content}; reads `read_file` {file_path}; file paths may be relative to cwd.
@@ -30,14 +32,15 @@ if TYPE_CHECKING:
 
 AGENT = "gemini"
 
-# Gemini's event names -> gate's (Claude Code's).
+# Gemini's event names -> gate's (Claude Code's). AfterTool is a tool call too, reported after it ran: the only
+# tool event whose context reaches the model (appended to the tool's result), so the path anchors come there.
 EVENTS = {
     "BeforeAgent": "UserPromptSubmit",
     "AfterAgent": "Stop",
     "BeforeTool": "PreToolUse",
+    "AfterTool": "PreToolUse",
     "SessionStart": "SessionStart",
 }
-NAMES = {gate: gemini for gemini, gate in EVENTS.items()}  # gate's name -> Gemini's, for the answer
 
 # Gemini's tools, as the gates know them: (gate's tool name, Gemini's input key -> gate's).
 TOOLS: dict[str, tuple[str, dict[str, str]]] = {
@@ -55,11 +58,15 @@ _PATH_KEYS = ("file_path", "path")
 # stop_hook_active. gate/hook.py reads both as the block's continuation.
 CONTINUES_AFTER_BLOCK = True
 
-# What the agent cannot be given, per event (gate's name): BeforeTool takes no additionalContext, so the memories
-# anchored to a path would be marked delivered and never reach the model; with no budget the anchors gate delivers
-# none there (audited as dropped) and keeps them for recall. (A prompt's keyword cues share the budget setting and
-# do reach the model at BeforeAgent: the override is for PreToolUse only.)
-SETTINGS = {"PreToolUse": {"anchor_budget_tokens": 0}}
+# What the agent cannot be given, per Gemini event: BeforeTool takes no additionalContext, so the memories
+# anchored to a path would be marked delivered there and never reach the model; with no budget the anchors gate
+# delivers none at BeforeTool (audited as dropped), and AfterTool delivers them with the call's result.
+_NO_ANCHORS = {"anchor_budget_tokens": 0}
+
+
+def settings_for(event: dict[str, Any]) -> dict[str, Any]:
+    """The settings this event overrides (read by gate/hook.py)."""
+    return _NO_ANCHORS if event.get("gemini_event_name") == "BeforeTool" else {}
 
 
 def _tool_call(tool: Any, tool_input: Any, cwd: str) -> tuple[Any, Any]:
@@ -101,13 +108,16 @@ def read_event(event: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def write_verdict(event_name: str, output: dict[str, Any] | None) -> dict[str, Any] | None:
-    """gate's answer (in Claude Code's spelling, for gate's event name) as Gemini takes it; raises ValueError for
-    one that cannot be said to Gemini (the hook fails open)."""
+def write_verdict(event_name: str, output: dict[str, Any] | None, event: dict[str, Any] | None = None
+                  ) -> dict[str, Any] | None:
+    """gate's answer (in Claude Code's spelling, for gate's event name) as Gemini takes it at the Gemini event the
+    hook read (`event`, from read_event); raises ValueError for one that cannot be said to Gemini (the hook fails
+    open)."""
     if output is None:
         return None
-    gemini = NAMES.get(event_name)
-    if gemini is None:
+    gemini = (event or {}).get("gemini_event_name") or next((g for g, ours in EVENTS.items() if ours == event_name),
+                                                            None)
+    if gemini is None or EVENTS.get(gemini) != event_name:
         raise ValueError(f"Gemini has no event for {event_name}")
     if event_name == "Stop":
         reason = output.get("reason")
@@ -131,11 +141,17 @@ def write_verdict(event_name: str, output: dict[str, Any] | None) -> dict[str, A
     if event_name == "PreToolUse":
         decision = specific.get("permissionDecision")
         reason = specific.get("permissionDecisionReason")
+        if gemini == "AfterTool":  # the call ran: a deny would hide its result; the context follows the result
+            if decision is not None or reason is not None:
+                raise ValueError("Gemini's AfterTool takes no refusal: the call has run")
+            if context is None:
+                return None
+            return {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": context}}
         if decision == "deny" and isinstance(reason, str) and reason.strip():
             return {"decision": "deny", "reason": reason}  # the reason reaches the model as the tool's error
         if decision is not None or reason is not None:
             raise ValueError(f"Gemini takes no BeforeTool decision {decision!r} with reason {reason!r}")
-        return None  # BeforeTool takes no context: nothing to say (SETTINGS keeps the anchors from firing)
+        return None  # BeforeTool takes no context: nothing to say (settings_for keeps the anchors from firing)
     if "permissionDecision" in specific or "permissionDecisionReason" in specific:
         raise ValueError(f"Gemini takes no decision at {gemini}")
     if context is None:

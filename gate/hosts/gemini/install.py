@@ -34,6 +34,9 @@ POLICY_FILE = "memory-gate.toml"
 # The tools whose calls the search-first check reads (gate/hosts/gemini/hook_io.py maps them): the shell and the
 # two edit tools. Anchored whole: Gemini tests the matcher anywhere in the name (an MCP tool may hold "replace").
 TOOL_MATCHER = "^(run_shell_command|replace|write_file)$"
+# The tools whose path anchors are delivered after the call (AfterTool: BeforeTool takes no context): those, and
+# the reads.
+AFTER_TOOL_MATCHER = "^(read_file|run_shell_command|replace|write_file)$"
 
 # The events gate answers, as Gemini names them; timeouts in milliseconds. SessionStart takes no matcher: Gemini
 # compares a lifecycle matcher whole with the source, and gate wants every source. PreCompress is not wired:
@@ -42,6 +45,7 @@ EVENTS: tuple[wiring.EventSpec, ...] = (
     wiring.EventSpec("SessionStart", None, 10_000),
     wiring.EventSpec("BeforeAgent", None, 10_000),
     wiring.EventSpec("BeforeTool", TOOL_MATCHER, 5_000),
+    wiring.EventSpec("AfterTool", AFTER_TOOL_MATCHER, 5_000),
     wiring.EventSpec("AfterAgent", None, 10_000),
 )
 EVENT_NAMES = tuple(spec.event for spec in EVENTS)

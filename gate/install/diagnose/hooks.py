@@ -30,6 +30,8 @@ SYNTHETIC: dict[str, dict[str, Any]] = {
     # Gemini CLI's names (gate/hosts/gemini/hook_io.py reads them into the ones above)
     "BeforeAgent": {"prompt": "gate doctor: a synthetic prompt to time the recall hook"},
     "BeforeTool": {"tool_name": "read_file", "tool_input": {"file_path": "README.md"}},
+    "AfterTool": {"tool_name": "read_file", "tool_input": {"file_path": "README.md"},
+                  "tool_response": {"llmContent": "", "returnDisplay": ""}},
     "AfterAgent": {"prompt": "", "prompt_response": "", "stop_hook_active": False},
 }
 

@@ -13,7 +13,8 @@ from gate.install import files, jsonedit, launcher, wiring
 from gate.install.diagnose.base import Check, Wired
 
 TRUST = ("trust the folder when Gemini asks (or run /permissions in gemini there; a folder is trusted in "
-         "~/.gemini/trustedFolders.json); GEMINI_CLI_TRUST_WORKSPACE=true trusts it for one run")
+         "~/.gemini/trustedFolders.json); `gemini --skip-trust` or GEMINI_CLI_TRUST_WORKSPACE=true trusts it for "
+         "one run")
 NO_COMPACTION = ("Gemini has no event after it compresses the conversation (PreCompress is advisory only), so the "
                  "session-start memories are not given again after a compression; they are at the next session")
 

@@ -88,7 +88,7 @@ def test_answers_are_written_in_geminis_schema_and_any_other_is_refused() -> Non
     assert hook_io.write_verdict("SessionStart", start) == start
     assert hook_io.write_verdict("Stop", {"decision": "block", "reason": "MEMORY CHECK"}) == {
         "decision": "deny", "reason": "MEMORY CHECK"}
-    # BeforeTool takes no context: an anchor's answer says nothing (anchors are off for Gemini, see SETTINGS).
+    # BeforeTool takes no context: an anchor's answer says nothing (off there: hook_io.settings_for; AfterTool has it).
     anchors = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "gotcha"}}
     assert hook_io.write_verdict("PreToolUse", anchors) is None
     assert hook_io.write_verdict("Stop", None) is None

@@ -282,7 +282,7 @@ def deliver(
     if session_room < MIN_SESSION_ROOM:
         return None, [], ids, "DROPPED_SESSION_BUDGET"
     tokens = int(ctx.settings.get("anchor_budget_tokens", 600))
-    if tokens <= 0:  # none: an agent whose tool hooks take no context (gate/hosts/gemini/hook_io.py SETTINGS)
+    if tokens <= 0:  # none: e.g. where the agent takes no context (gate/hosts/gemini/hook_io.py settings_for)
         return None, [], ids, "DROPPED_BUDGET"
     limit = min(budget_chars(tokens), session_room, room)
     max_items = int(budget.get("max_items", 5))

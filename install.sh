@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up memory-gate from this checkout and wire it into a project.
 #
-#   ./install.sh [PROJECT_DIR] [--scope project|local|user] [--agent claude-code|codex] [--no-wire]
+#   ./install.sh [PROJECT_DIR] [--scope project|local|user] [--agent claude-code|codex|gemini] [--no-wire]
 #
 # 1. creates .venv here (python3 >= 3.11; $PYTHON picks a specific one, $GATE_VENV another place) and installs
 #    gate into it with the dev extras (`pip install -e '.[dev]'`), so the tests run from the same environment
@@ -9,9 +9,10 @@
 # 2. puts `gate` on PATH: a symlink in ~/.local/bin when that directory is on PATH, else it prints exactly how;
 #    writes this machine's hook launcher (~/.local/share/memory-gate/hook), which committed project settings run;
 # 3. wires the hooks into PROJECT_DIR (default: the current directory) with `gate install --scope SCOPE --agent
-#    AGENT` (default: project scope, Claude Code; codex: the Codex CLI, scope project or user) — skipped with
-#    --no-wire or GATE_INSTALL_NO_WIRE=1, and when the project would be this checkout or, without PROJECT_DIR,
-#    the home directory (whose .claude/settings.json is the user settings): then it sets gate up and says how;
+#    AGENT` (default: project scope, Claude Code; codex: the Codex CLI, gemini: the Gemini CLI, each scope
+#    project or user) — skipped with --no-wire or GATE_INSTALL_NO_WIRE=1, and when the project would be this
+#    checkout or, without PROJECT_DIR, the home directory (whose .claude/settings.json is the user settings):
+#    then it sets gate up and says how;
 # 4. runs `gate doctor` on that project and exits non-zero if it finds something broken.
 #
 # Safe to run again: it reuses a working .venv, `gate install` changes nothing when already wired, and an
@@ -50,7 +51,7 @@ while [ $# -gt 0 ]; do
         ;;
     --scope=*) scope="${1#--scope=}" ;;
     --agent)
-        [ $# -ge 2 ] || die "--agent needs a value" "claude-code or codex"
+        [ $# -ge 2 ] || die "--agent needs a value" "claude-code, codex or gemini"
         agent="$2"
         shift
         ;;
@@ -64,8 +65,9 @@ while [ $# -gt 0 ]; do
     shift
 done
 case "$scope" in project | local | user) ;; *) die "unknown scope '$scope'" "project, local or user" ;; esac
-case "$agent" in claude-code | codex) ;; *) die "unknown agent '$agent'" "claude-code or codex" ;; esac
+case "$agent" in claude-code | codex | gemini) ;; *) die "unknown agent '$agent'" "claude-code, codex or gemini" ;; esac
 [ "$agent:$scope" != codex:local ] || die "Codex has no local scope" "--scope project or --scope user"
+[ "$agent:$scope" != gemini:local ] || die "Gemini has no local scope" "--scope project or --scope user"
 if [ "$wire" = yes ]; then
     [ -d "$project" ] || die "no such project directory: $project" \
         "name your project's directory, e.g. ./install.sh ~/code/my-project (with no directory, install.sh sets gate up and wires nothing)"

@@ -1,10 +1,10 @@
-"""Front door 1 (hot path): `python -m gate.hook [--agent codex]` — read one hook event on stdin, let its gate
-decide, print one JSON object or nothing, and audit the evaluation.
+"""Front door 1 (hot path): `python -m gate.hook [--agent codex|gemini]` — read one hook event on stdin, let its
+gate decide, print one JSON object or nothing, and audit the evaluation.
 
 The gates read events in Claude Code's spelling and answer in it. The agent the hook serves is named by the
-command `gate install` wires (`--agent codex`; none: Claude Code); for another agent than Claude Code its host
-module (gate/hosts/<agent>/hook_io.py, imported only then) reads the event into those terms and writes the
-answer in that agent's exact schema.
+command `gate install` wires (`--agent codex`, `--agent gemini`; none: Claude Code); for another agent than
+Claude Code its host module (gate/hosts/<agent>/hook_io.py, imported only then) reads the event into those terms
+(its event names too: Gemini's BeforeAgent is UserPromptSubmit) and writes the answer in that agent's schema.
 
 Standard library and tantivy only, imported per event. It fails open: any error ends with exit 0, no
 stdout, and one line in the error log. It never blocks a user prompt and never blocks compaction — the
@@ -54,7 +54,7 @@ ALLOWED_OUTPUT: dict[str, Callable[[dict[str, Any]], bool]] = {
 
 
 # The agents besides Claude Code, and the host module that reads and writes their hook I/O.
-HOSTS: dict[str, str] = {"codex": "gate.hosts.codex.hook_io"}
+HOSTS: dict[str, str] = {"codex": "gate.hosts.codex.hook_io", "gemini": "gate.hosts.gemini.hook_io"}
 
 
 def agent_of(argv: list[str]) -> str | None:
@@ -132,14 +132,14 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
 
     if not isinstance(event, dict):
         raise ValueError("the event is not a JSON object")
-    event_name = event.get("hook_event_name")
-    if not isinstance(event_name, str):
+    if not isinstance(event.get("hook_event_name"), str):
         raise ValueError("the event has no hook_event_name")
-    if event_name not in HANDLERS:
-        return None
     host = _host(agent)
     if host is not None:
-        event = host.read_event(event)
+        event = host.read_event(event)  # gate's terms, the event's name too
+    event_name = event.get("hook_event_name")
+    if not isinstance(event_name, str) or event_name not in HANDLERS:
+        return None
     session_id = event.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         session_id = os.environ.get("CLAUDE_CODE_SESSION_ID") or "no-session"
@@ -149,6 +149,8 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
     paths = ProjectPaths.for_cwd(cwd)
     problems: list[str] = []
     settings = load_settings(paths.root, problems=problems)
+    if host is not None and hasattr(host, "settings_for"):
+        settings = {**settings, **host.settings_for(event)}  # what the agent cannot be given at this event
     if problems or paths.migration_error:  # a bad setting falls back to its default; the gates go on, the log says why
         from gate.session.audit import write_error
 
@@ -158,11 +160,11 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
             write_error(event_name, paths.migration_error, project=paths.root, kind="migration")
     ctx = HookContext(event=event, event_name=event_name, session_id=session_id, paths=paths, settings=settings)
     with open_ledger(session_id) as ledger:
-        outcome = decide(ctx, ledger)
+        outcome = _continuation(host, ctx, ledger) or decide(ctx, ledger)
     ctx.finish()
     output = outcome.output
     if host is not None:
-        output = host.write_verdict(event_name, output)
+        output = host.write_verdict(event_name, output, event)
     # ASCII JSON (non-ASCII as \u escapes): writable whatever the locale's stdout encoding, and a lone
     # surrogate read from a transcript cannot make the write fail after the gate has decided.
     text = json.dumps(output) if output is not None else None
@@ -189,6 +191,23 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
         record.update(outcome.extra)
         write_audit(record, int(settings.get("audit_max_bytes", 20_000_000)), sources=_free_text(event))
     return text
+
+
+def _continuation(host: Any, ctx: HookContext, ledger: Ledger) -> Outcome | None:
+    """An agent that answers a block with a new prompt (the block's reason, Gemini's AfterAgent) and a new end: while
+    the block waits for its outcome, that prompt is gate's own (no recall on it: in Claude Code the reason is no
+    prompt), and the end that follows is the block's follow-up whatever the agent says (stop_hook_active: a tool
+    call in between starts Gemini's loop again without it)."""
+    if host is None or not getattr(host, "CONTINUES_AFTER_BLOCK", False) or not ledger.writeback_pending:
+        return None
+    if ctx.event_name == "Stop":
+        ctx.event["stop_hook_active"] = True
+        return None
+    if ctx.event_name == "UserPromptSubmit":
+        from gate.gates.base import Outcome
+
+        return Outcome("skipped", "SKIP_BLOCK_CONTINUATION", gate="recall")
+    return None
 
 
 def _free_text(event: dict[str, Any]) -> list[str]:

@@ -1248,6 +1248,24 @@ def test_install_sh_agent_codex_wires_the_projects_codex_hooks_and_nothing_of_cl
     assert refused.returncode == 1 and "Codex has no local scope" in refused.stderr
 
 
+def test_install_sh_agent_gemini_wires_the_projects_gemini_settings_and_nothing_of_claude_code(
+    tmp_path: Path, project: Path
+) -> None:
+    home = tmp_path / "newcomer"
+    home.mkdir()
+    proc = _install_sh(str(project), "--agent", "gemini", cwd=tmp_path, home=home)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    settings = json.loads((project / ".gemini" / "settings.json").read_text())
+    entries = wiring.find_gate_entries(settings)
+    assert all("--agent gemini" in e.command for e in entries)
+    assert sorted(e.event for e in entries) == ["AfterAgent", "AfterTool", "BeforeAgent", "BeforeTool", "SessionStart"]
+    assert not settings_file(project).exists()
+    assert (home / ".gemini" / "policies" / "memory-gate.toml").is_file()
+    assert "Gemini has no event after it compresses" in proc.stdout  # its doctor says what Gemini cannot do
+    refused = _install_sh(str(project), "--agent", "gemini", "--scope", "local", cwd=tmp_path, home=home)
+    assert refused.returncode == 1 and "Gemini has no local scope" in refused.stderr
+
+
 def test_install_sh_in_the_home_directory_wires_no_project(tmp_path: Path) -> None:
     """Run from the home directory with no argument, install.sh wired ~/.claude/settings.json, the user settings
     every project reads, and called it project scope. It sets gate up and wires nothing; `gate install` refuses

@@ -29,8 +29,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--project", metavar="DIR", help="the project (default: the project of the cwd)")
     parser.add_argument(
-        "--agent", choices=("claude-code", "codex"), default="claude-code",
-        help="the coding agent whose wiring to check (default: claude-code, plus Codex's where gate is wired there)",
+        "--agent", choices=("claude-code", "codex", "gemini"), default="claude-code",
+        help="the coding agent whose wiring to check (default: claude-code, plus Codex's and Gemini's where gate is "
+        "wired there)",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--no-run", action="store_true", help="do not run the hooks (wiring and health only)")

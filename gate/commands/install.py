@@ -16,7 +16,8 @@ from gate.install import commands, files, launcher, permissions, wiring
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "install",
-        help="wire gate's hooks into Claude Code settings (or the Codex CLI's hooks.json: --agent codex)",
+        help="wire gate's hooks into Claude Code settings (or the Codex CLI's hooks.json: --agent codex; the Gemini "
+        "CLI's settings.json: --agent gemini)",
         description=(
             "Merge gate's hook entries into .claude/settings.json (project, the default), "
             ".claude/settings.local.json (local) or ~/.claude/settings.json (user). Every other key and hook "
@@ -30,16 +31,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "writes them as `gate`; when gate is not on PATH, so that its messages name it by absolute path, that "
             "spelling's rules go into .claude/settings.local.json (this machine's) too. "
             "--agent codex wires the Codex CLI instead: .codex/hooks.json (project) or ~/.codex/hooks.json (user), "
-            "and the allow rules in ~/.codex/rules/memory-gate.rules (docs/install-codex.md)."
+            "and the allow rules in ~/.codex/rules/memory-gate.rules (docs/install-codex.md). --agent gemini wires the "
+            "Gemini CLI: the hooks key of .gemini/settings.json (project) or ~/.gemini/settings.json (user), and the "
+            "allow rules in ~/.gemini/policies/memory-gate.toml (docs/install-gemini.md)."
         ),
     )
     parser.add_argument(
         "--agent", choices=AGENTS, default="claude-code",
-        help="the coding agent to wire (default: claude-code; codex: the Codex CLI, its .codex/hooks.json)",
+        help="the coding agent to wire (default: claude-code; codex: the Codex CLI, its .codex/hooks.json; gemini: "
+        "the Gemini CLI, its .gemini/settings.json)",
     )
     parser.add_argument(
         "--scope", choices=files.SCOPES, default="project",
-        help="which settings file (default: project; Codex: project or user)",
+        help="which settings file (default: project; Codex, Gemini: project or user)",
     )
     parser.add_argument("--project", metavar="DIR", help="the project (default: the project of the cwd)")
     parser.add_argument("--dry-run", action="store_true", help="print the diff that would be applied; write nothing")
@@ -62,7 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-AGENTS = ("claude-code", "codex")
+AGENTS = ("claude-code", "codex", "gemini")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     commands.check_interpreter(python)
     if args.agent == "codex" and not args.launcher_only:
         return _install_codex(args, python)
+    if args.agent == "gemini" and not args.launcher_only:
+        return _install_gemini(args, python)
     if args.launcher_only:
         _write_launcher(python, args.dry_run)
         return 0
@@ -198,5 +204,36 @@ def _install_codex(args: argparse.Namespace, python: str) -> int:
     print("Codex runs a new or changed hook only once you have reviewed it: start codex in the project and "
           "approve gate's hooks in /hooks (once; a project's hooks also need the project trusted)", file=sys.stderr)
     print(f"check it with: {render.gate_command(python, absolute=True)} doctor --agent codex --project "
+          f"{shlex.quote(str(root))}", file=sys.stderr)
+    return 0
+
+
+def _install_gemini(args: argparse.Namespace, python: str) -> int:
+    """`gate install --agent gemini`: the hooks key of .gemini/settings.json (project) or ~/.gemini/settings.json
+    (user), and the allow rules for gate's commands in ~/.gemini/policies/ (gate/hosts/gemini/install.py)."""
+    from gate.hosts.gemini import install as gemini
+
+    if args.permissions_only:
+        raise GateError("--permissions-only is for Claude Code's plugin", "gate install --agent gemini wires both")
+    root = commands.resolve_project(args.project)
+    plans = gemini.plan_install(args.scope, root, python)
+    if args.dry_run:
+        for plan in plans:
+            sys.stdout.write(plan.diff() if plan.changes else f"nothing to change in {plan.path}\n")
+        if args.scope == "project":
+            _write_launcher(python, dry_run=True)
+        return 0
+    hooks, policy = plans
+    if commands.apply(hooks).changed:
+        print(f"wired {', '.join(gemini.EVENT_NAMES)} into {hooks.path} (Gemini, {args.scope} scope)")
+    else:
+        print(f"gate is already wired in {hooks.path}; nothing changed")
+    if commands.apply(policy).changed:
+        print(f"allowed gate's commands ({', '.join(permissions.SUBCOMMANDS)}) in Gemini: {policy.path}")
+    if args.scope == "project":
+        _write_launcher(python, dry_run=False, quiet_if_unchanged=True)
+    print("Gemini runs these hooks only in a trusted folder: trust this one when gemini asks (the project's hooks "
+          "and yours alike)", file=sys.stderr)
+    print(f"check it with: {render.gate_command(python)} doctor --agent gemini --project "
           f"{shlex.quote(str(root))}", file=sys.stderr)
     return 0

@@ -22,7 +22,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "spelling (where that file wires no gate hooks of its own). The line an install added to the project's "
             ".gitignore for .claude/settings.local.json goes once that file holds nothing of gate's. --agent codex: "
             "gate's entries in the Codex CLI's hooks.json, and at user scope its rules file "
-            "~/.codex/rules/memory-gate.rules."
+            "~/.codex/rules/memory-gate.rules. --agent gemini: gate's entries in the Gemini CLI's settings.json, and "
+            "at user scope its policy file ~/.gemini/policies/memory-gate.toml."
         ),
     )
     parser.add_argument(
@@ -34,28 +35,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--project", metavar="DIR", help="the project (default: the project of the cwd)")
     parser.add_argument("--dry-run", action="store_true", help="print the diff that would be applied; write nothing")
     parser.add_argument(
-        "--agent", choices=("claude-code", "codex"), default="claude-code",
-        help="the coding agent (default: claude-code; codex: .codex/hooks.json, and at user scope gate's rules file)",
+        "--agent", choices=("claude-code", "codex", "gemini"), default="claude-code",
+        help="the coding agent (default: claude-code; codex: .codex/hooks.json, and at user scope gate's rules file; "
+        "gemini: .gemini/settings.json, and at user scope gate's policy file)",
     )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     root = commands.resolve_project(args.project)
-    if args.agent == "codex":
-        from gate.hosts.codex import install as codex
-
+    if args.agent in ("codex", "gemini"):
+        if args.agent == "codex":
+            from gate.hosts.codex import install as host
+        else:
+            from gate.hosts.gemini import install as host  # type: ignore[no-redef]
         if args.scope == "local":
             from gate.errors import GateError
 
-            raise GateError("Codex has no local scope", "use --scope project, user or all")
-        scopes = codex.SCOPES if args.scope == "all" else (args.scope,)
-        plans = [plan for scope in scopes for plan in codex.plan_uninstall(scope, root)]
+            raise GateError(f"{args.agent.capitalize()} has no local scope", "use --scope project, user or all")
+        scopes = host.SCOPES if args.scope == "all" else (args.scope,)
+        plans = [plan for scope in scopes for plan in host.plan_uninstall(scope, root)]
     else:
         scopes = files.SCOPES if args.scope == "all" else (args.scope,)
         # Plan every scope first: an invalid file anywhere refuses the whole command before anything is written.
         plans = [commands.plan_uninstall(scope, root) for scope in scopes]
-    if args.agent != "codex" and scopes == ("project",) \
+    if args.agent == "claude-code" and scopes == ("project",) \
             and (machine := commands.plan_uninstall_machine_rules(root)) is not None:
         plans.append(machine)  # the local allow rules a project-scope install added for gate's absolute spelling
     local = [plan for plan in plans if plan.scope == "local"]

@@ -28,10 +28,12 @@ _ROLLOUT_CONVERSATION = ("response_item", "event_msg", "compacted")
 
 # Cheap pre-filter: only lines whose type may be conversation are worth a json.loads (an api-request-blob
 # line can be megabytes). The CLI writes compact JSON, but tolerate spaces around the colon. A Codex CLI
-# rollout's lines are response items, events and compactions (gate/hosts/codex/rollout.py reads them).
+# rollout's lines are response items, events and compactions (gate/hosts/codex/rollout.py reads them); a Gemini
+# CLI chat recording's are user and gemini records (gate/hosts/gemini/chat.py).
 CONVERSATION_TYPE = (  # compiled once kept (gate/literals.py)
-    rb'"type"\s*:\s*"(?:user|assistant|system|response_item|event_msg|compacted)"'
+    rb'"type"\s*:\s*"(?:user|assistant|system|gemini|response_item|event_msg|compacted)"'
 )
+GEMINI_RECORD_ID = "gemini_record_id"  # gate/hosts/gemini/chat.py ID_KEY: a record appended again as it changes
 _conversation_type: re.Pattern[bytes] | None = None
 
 def _reverse_lines(path: str, max_bytes: int, end: int | None = None) -> Iterator[bytes]:
@@ -105,6 +107,13 @@ def _parse(line: bytes) -> dict[str, Any] | None:
         entry = rollout.entry(entry)
         if entry is None:
             return None
+    elif "message" not in entry and "content" in entry and entry.get("type") in ("user", "gemini"):
+        from gate.hosts.gemini import chat  # only a Gemini session's hooks meet such a line
+
+        if chat.is_record(entry):
+            entry = chat.entry(entry)
+            if entry is None:
+                return None
     if b"\\ud" in line or b"\\uD" in line:  # an escaped surrogate, perhaps a lone one
         try:
             entry = without_surrogates(entry)
@@ -141,9 +150,17 @@ def read_turn(
     previous = ""
     try:
         lines = _reverse_lines(transcript_path, max_bytes + (PREVIOUS_REPLY_BYTES if previous_reply else 0), end)
+        seen: set[str] = set()
         for line in lines:
             entry = _parse(line)
-            if entry is not None and collector.feed(entry):
+            if entry is None:
+                continue
+            record = entry.get(GEMINI_RECORD_ID)
+            if record is not None:  # newest first: an older copy of a Gemini record is not what it became
+                if record in seen:
+                    continue
+                seen.add(record)
+            if collector.feed(entry):
                 break
         if previous_reply and collector.complete:
             previous = _last_reply(lines)

@@ -93,6 +93,7 @@ _REASON_WORDS = {
     "SKIP_MUTED": "muted",
     "SKIP_NOTHING_STANDING": "nothing standing",
     "SKIP_RESUMED_NOTHING_NEW": "resumed, nothing new",
+    "SKIP_BLOCK_CONTINUATION": "a block's reason sent back as a prompt (Gemini)",
     "SUPPRESSED_ALREADY_DELIVERED": "all hits already delivered",
 }
 

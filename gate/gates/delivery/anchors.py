@@ -282,7 +282,10 @@ def deliver(
     ids = [r["id"] for r in ordered]
     if session_room < MIN_SESSION_ROOM:
         return None, [], ids, "DROPPED_SESSION_BUDGET"
-    limit = min(budget_chars(int(ctx.settings.get("anchor_budget_tokens", 600))), session_room, room)
+    tokens = int(ctx.settings.get("anchor_budget_tokens", 600))
+    if tokens <= 0:  # none: e.g. where the agent takes no context (gate/hosts/gemini/hook_io.py settings_for)
+        return None, [], ids, "DROPPED_BUDGET"
+    limit = min(budget_chars(tokens), session_room, room)
     max_items = int(budget.get("max_items", 5))
     shown, over = ordered[:max_items], ordered[max_items:]
     root = ctx.paths.root

@@ -123,7 +123,8 @@ def read_event(event: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def write_verdict(event_name: str, output: dict[str, Any] | None) -> dict[str, Any] | None:
+def write_verdict(event_name: str, output: dict[str, Any] | None, event: dict[str, Any] | None = None
+                  ) -> dict[str, Any] | None:
     """gate's answer as Codex takes it; raises ValueError for one Codex would reject (the hook fails open)."""
     if output is None:
         return None

@@ -32,8 +32,8 @@ __all__ = ["Check", "as_json", "clear_errors", "diagnose"]
 
 def diagnose(root: Path, run: bool = True, agent: str = "claude-code") -> list[Check]:
     """Every check for the agent; Claude Code's also take in Codex's wiring where gate's entries are found there."""
-    if agent == "codex":
-        return _codex(root, run)
+    if agent in ("codex", "gemini"):
+        return _host(agent, root, run)
     settings = Settings.read(root)
     wired_settings, checks = settings_wiring(settings)
     wired_plugin, plugin_checks = plugin_wiring(settings, root)
@@ -55,15 +55,25 @@ def diagnose(root: Path, run: bool = True, agent: str = "claude-code") -> list[C
 
     if wired_hooks(root)[0]:
         checks += codex_checks(root, run)
+    from gate.hosts.gemini import doctor as gemini
+
+    if gemini.wired_hooks(root)[0]:
+        checks += gemini.gemini_checks(root, run)
     return checks
 
 
-def _codex(root: Path, run: bool) -> list[Check]:
-    """The Codex CLI's checks (gate/hosts/codex/doctor.py), then those that do not depend on the agent."""
-    from gate.hosts.codex.doctor import codex_checks
-
+def _host(agent: str, root: Path, run: bool) -> list[Check]:
+    """The Codex or Gemini CLI's checks (gate/hosts/<agent>/doctor.py), then those that do not depend on the
+    agent."""
     checks = mute_state(root) + recent_failures(root)
-    checks += codex_checks(root, run)
+    if agent == "codex":
+        from gate.hosts.codex.doctor import codex_checks
+
+        checks += codex_checks(root, run)
+    else:
+        from gate.hosts.gemini.doctor import gemini_checks
+
+        checks += gemini_checks(root, run)
     checks += store_health(root)
     checks += supersession_cycles(root)
     checks += config_health(root)

@@ -120,7 +120,8 @@ def plan_install(scope: str, root: Path, python: str) -> list[Plan]:
     before = files.read_text(path)
     _check(path, before)
     try:
-        after = wiring.merge(before, hook_command(scope, python), EVENTS)
+        after = wiring.merge(before, dict.fromkeys((spec.event for spec in EVENTS), hook_command(scope, python)),
+                             EVENTS)
     except wiring.SettingsShapeError as error:
         raise GateError(
             f"{path}: {error}; nothing was changed",

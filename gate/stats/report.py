@@ -92,8 +92,8 @@ _REASON_WORDS = {
     "SKIP_NO_INDEX": "no index",
     "SKIP_MUTED": "muted",
     "SKIP_NOTHING_STANDING": "nothing standing",
-    "SKIP_RESUMED_NOTHING_NEW": "resumed, nothing new",
-    "SKIP_BLOCK_CONTINUATION": "a block's reason sent back as a prompt (Gemini)",
+    "SKIP_RESUMED_NOTHING_NEW": "resumed",
+    "SKIP_BLOCK_CONTINUATION": "block reason",
     "SUPPRESSED_ALREADY_DELIVERED": "all hits already delivered",
 }
 

@@ -202,12 +202,23 @@ def chi_square(a: int, b: int, c: int, d: int) -> float:
     return n * (a * d - b * c) ** 2 / den if den else 0.0
 
 
+def log_odds_z(a: int, b: int, c: int, d: int) -> float:
+    """|z| of the smoothed log odds ratio of a 2x2 table (as chi_square): favours words frequent enough for
+    their association to be sure, where chi-square favours rare words seen only with the rare class."""
+    delta = math.log((a + 0.5) / (c + 0.5)) - math.log((b + 0.5) / (d + 0.5))
+    return abs(delta) / math.sqrt(1 / (a + 0.5) + 1 / (b + 0.5) + 1 / (c + 0.5) + 1 / (d + 0.5))
+
+
+SELECTORS = {"chi2": chi_square, "logodds": log_odds_z}
+
+
 def select_vocabulary(train: list[tuple[str, frozenset[str], bool]], k: int, min_df: int = 5,
-                      min_owners: int = 2) -> list[str]:
-    """The top-k words by chi-square against the label, from the training rows (owner, words, block) only: a
-    word must be in at least `min_df` turns of at least `min_owners` owners. Ties go by name (reproducible)."""
+                      min_owners: int = 2, select: str = "chi2") -> list[str]:
+    """The top-k words by `select` (chi2, logodds) against the label, from the training rows (owner, words,
+    block) only: a word must be in at least `min_df` turns of at least `min_owners` owners. Ties go by name."""
     if k <= 0:
         return []
+    measure = SELECTORS[select]
     df: dict[str, int] = {}
     pos: dict[str, int] = {}
     owners: dict[str, set[str]] = {}
@@ -225,7 +236,7 @@ def select_vocabulary(train: list[tuple[str, frozenset[str], bool]], k: int, min
             continue
         a = pos.get(word, 0)
         b = count - a
-        scored.append((-chi_square(a, b, n_pos - a, n_neg - b), word))
+        scored.append((-measure(a, b, n_pos - a, n_neg - b), word))
     return [word for _, word in sorted(scored)[:k]]
 
 
@@ -326,34 +337,79 @@ def score_sparse(w: list[float], row: Sparse) -> float:
 WordRow = tuple[str, dict[str, float], frozenset[str], bool]
 
 
-def fit_words(train: list[WordRow], names: list[str], k: int, l2: float, beta: float, min_df: int = 5,
-              min_owners: int = 2) -> tuple[list[str], list[float], float]:
-    """Vocabulary (chosen from `train` only), weights and threshold (best F-beta on `train`) of one model."""
-    vocabulary = select_vocabulary([(o, ws, y) for o, _, ws, y in train], k, min_df, min_owners)
+class WordSetup:
+    """How the word models are built: vocabulary size, selection and cuts, L2, threshold choice."""
+
+    def __init__(self, k: int, l2: float, beta: float = 0.5, min_df: int = 5, min_owners: int = 2,
+                 select: str = "chi2", inner: bool = False) -> None:
+        self.k, self.l2, self.beta, self.min_df, self.min_owners = k, l2, beta, min_df, min_owners
+        self.select, self.inner = select, inner
+
+
+Model = tuple[list[str], list[float], float]
+
+
+def fit_words(train: list[WordRow], names: list[str], setup: WordSetup) -> Model:
+    """Names (hook features, then the vocabulary chosen from `train` only), weights and threshold of one model.
+    The threshold is the best F-beta on `train`'s own scores, or with `setup.inner` on the scores each training
+    owner gets from a model fitted on the other training owners (an in-sample fit over many words scores its
+    own turns too well for its threshold to hold on a new owner)."""
+    vocabulary = select_vocabulary([(o, ws, y) for o, _, ws, y in train], setup.k, setup.min_df,
+                                   setup.min_owners, setup.select)
     all_names = names + vocabulary
     rows = sparse_rows([f for _, f, _, _ in train], [ws for _, _, ws, _ in train], all_names)
     ys = [y for *_, y in train]
-    w = fit_sparse(rows, ys, len(all_names) + 1, l2)
-    threshold = best_threshold([(score_sparse(w, r), y) for r, y in zip(rows, ys, strict=True)], beta)
-    return all_names, w, threshold
+    w = fit_sparse(rows, ys, len(all_names) + 1, setup.l2)
+    owners = sorted({o for o, *_ in train})
+    if setup.inner and len(owners) > 1:
+        outer = WordSetup(setup.k, setup.l2, setup.beta, setup.min_df, setup.min_owners, setup.select)
+        scored = []
+        for owner in owners:
+            inner_names, inner_w, _ = fit_words([r for r in train if r[0] != owner], names, outer)
+            held = [r for r in train if r[0] == owner]
+            scored += [(s, r[3]) for r, s in zip(held, scores_words((inner_names, inner_w, 0.0), held),
+                                                  strict=True)]
+    else:
+        scored = [(score_sparse(w, r), y) for r, y in zip(rows, ys, strict=True)]
+    return all_names, w, best_threshold(scored, setup.beta)
 
 
-def predict_words(model: tuple[list[str], list[float], float], rows: list[WordRow]) -> list[bool]:
-    names, w, threshold = model
-    sparse = sparse_rows([f for _, f, _, _ in rows], [ws for _, _, ws, _ in rows], names)
-    return [score_sparse(w, r) >= threshold for r in sparse]
+def scores_words(model: Model, rows: list[WordRow]) -> list[float]:
+    names, w, _ = model
+    return [score_sparse(w, r) for r in sparse_rows([f for _, f, _, _ in rows], [ws for _, _, ws, _ in rows],
+                                                    names)]
 
 
-def leave_one_owner_out(live: list[WordRow], names: list[str], k: int, l2: float, beta: float,
-                        min_df: int = 5, min_owners: int = 2) -> dict[str, tuple[list[str], list[tuple[bool, bool]]]]:
-    """Per held-out owner: the vocabulary its fold chose (from the other owners' turns only) and its turns'
-    (should block, blocked) pairs, scored by the model fitted on the other owners."""
+def predict_words(model: Model, rows: list[WordRow]) -> list[bool]:
+    return [s >= model[2] for s in scores_words(model, rows)]
+
+
+def auc(scored: list[tuple[float, bool]]) -> float | None:
+    """The chance a should-block turn outscores an ordinary one (ties half): the ranking, whatever the threshold."""
+    pos = [s for s, y in scored if y]
+    neg = sorted(s for s, y in scored if not y)
+    if not pos or not neg:
+        return None
+    import bisect
+
+    wins = sum(bisect.bisect_left(neg, s) + 0.5 * (bisect.bisect_right(neg, s) - bisect.bisect_left(neg, s))
+               for s in pos)
+    return wins / (len(pos) * len(neg))
+
+
+Fold = tuple[list[str], list[tuple[bool, bool]], list[tuple[float, bool]]]
+
+
+def leave_one_owner_out(live: list[WordRow], names: list[str], setup: WordSetup) -> dict[str, Fold]:
+    """Per held-out owner: the vocabulary its fold chose (from the other owners' turns only), its turns'
+    (should block, blocked) pairs and (score, should block) pairs, by the model fitted on the other owners."""
     out = {}
     for owner in sorted({o for o, *_ in live}):
-        model = fit_words([r for r in live if r[0] != owner], names, k, l2, beta, min_df, min_owners)
+        model = fit_words([r for r in live if r[0] != owner], names, setup)
         held = [r for r in live if r[0] == owner]
-        out[owner] = (model[0][len(names):], [(r[3], p) for r, p in zip(held, predict_words(model, held),
-                                                                          strict=True)])
+        scores = scores_words(model, held)
+        out[owner] = (model[0][len(names):], [(r[3], s >= model[2]) for r, s in zip(held, scores, strict=True)],
+                      [(s, r[3]) for r, s in zip(held, scores, strict=True)])
     return out
 
 
@@ -367,10 +423,10 @@ def _figures(pairs: list[tuple[bool, bool]]) -> str:
 
 
 def word_experiment(rows: list[Row], rules: Any, ks: list[int], l2s: list[float], beta: float, bigrams: bool,
-                    min_df: int, min_owners: int) -> None:
-    """Print, for each (k words, L2): leave-one-owner-out figures (per owner too) and the fit-on-all figures.
-    Vetoed turns never block (as in the gate); false blocks are counted over all ordinary (should-not-block)
-    turns, vetoed ones included."""
+                    min_df: int, min_owners: int, select: str = "chi2", inner: bool = False) -> None:
+    """Print, for each (k words, L2): leave-one-owner-out figures (per owner too, with the AUC of the held-out
+    owner's scores) and the fit-on-all figures. Vetoed turns never block (as in the gate); false blocks are
+    counted over all ordinary (should-not-block) turns, vetoed ones included."""
     veto_names = set(rules.get("score", {}).get("vetoes", []))
     vetoed_rows = [r for r in rows if vetoed(r[1], rules)]
     live: list[WordRow] = [(o, f, word_set(*t, bigrams=bigrams), y) for o, f, y, t in rows
@@ -380,20 +436,24 @@ def word_experiment(rows: list[Row], rules: Any, ks: list[int], l2s: list[float]
     for o, _, y, _ in vetoed_rows:
         vetoed_by_owner.setdefault(o, []).append((y, False))
     print(f"word features: {'unigrams and bigrams' if bigrams else 'unigrams'} of reply (r:) and prompt (p:), "
-          f"vocabulary top-k by chi-square inside each fold (min {min_df} turns, {min_owners} owners)")
+          f"vocabulary top-k by {select} inside each fold (min {min_df} turns, {min_owners} owners); threshold: "
+          f"{'inner leave-one-owner-out' if inner else 'in-sample'} F-beta {beta} on the training owners")
     for k in ks:
         for l2 in l2s:
-            folds = leave_one_owner_out(live, names, k, l2, beta, min_df, min_owners)
+            setup = WordSetup(k, l2, beta, min_df, min_owners, select, inner)
+            folds = leave_one_owner_out(live, names, setup)
             held = [p for o in folds for p in folds[o][1] + vetoed_by_owner.get(o, [])]
             held += [p for o, ps in vetoed_by_owner.items() if o not in folds for p in ps]
-            model = fit_words(live, names, k, l2, beta, min_df, min_owners)
+            model = fit_words(live, names, setup)
             on_all = [(r[3], p) for r, p in zip(live, predict_words(model, live), strict=True)]
             on_all += [(r[2], False) for r in vetoed_rows]
-            print(f"k={k:<5} l2={l2:<6} LOO {_figures(held)} | fit on all {_figures(on_all)}", flush=True)
-            for owner, (vocabulary, pairs) in folds.items():
-                top = ", ".join(vocabulary[:8])
-                print(f"    {owner:<18} {_figures(pairs + vetoed_by_owner.get(owner, []))}  top words: {top}",
-                      flush=True)
+            aucs = [a for fold in folds.values() if (a := auc(fold[2])) is not None]
+            print(f"k={k:<5} l2={l2:<6} LOO {_figures(held)} mean AUC {sum(aucs) / len(aucs):.2f} | "
+                  f"fit on all {_figures(on_all)}", flush=True)
+            for owner, (vocabulary, pairs, scored) in folds.items():
+                a = auc(scored)
+                print(f"    {owner:<18} {_figures(pairs + vetoed_by_owner.get(owner, []))} AUC "
+                      f"{'-' if a is None else f'{a:.2f}'}  top words: {', '.join(vocabulary[:6])}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -414,6 +474,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bigrams", action="store_true", help="word experiment: also adjacent word pairs")
     parser.add_argument("--min-df", type=int, default=5, help="word experiment: a word is in at least N turns")
     parser.add_argument("--min-owners", type=int, default=2, help="word experiment: … of at least N owners")
+    parser.add_argument("--select", choices=sorted(SELECTORS), default="chi2",
+                        help="word experiment: how the fold's vocabulary is ranked")
+    parser.add_argument("--inner-threshold", action="store_true",
+                        help="word experiment: threshold from the training owners' own leave-one-owner-out scores")
     parser.add_argument("--cache", type=Path, help="read/save the replayed turns (features and text) here")
     args = parser.parse_args(argv)
 
@@ -428,7 +492,8 @@ def main(argv: list[str] | None = None) -> int:
         l2s = [float(v) for v in (args.word_l2 or str(args.l2)).split(",")]
         print(f"{len(rows)} labelled turns ({sum(r[2] for r in rows)} should block), "
               f"{len({r[0] for r in rows})} owners")
-        word_experiment(rows, rules, ks, l2s, args.beta, args.bigrams, args.min_df, args.min_owners)
+        word_experiment(rows, rules, ks, l2s, args.beta, args.bigrams, args.min_df, args.min_owners, args.select,
+                        args.inner_threshold)
         return 0
     rows3 = [(owner, f, y) for owner, f, y, _ in rows]
     live = [(owner, f, y) for owner, f, y in rows3 if not vetoed(f, rules)]

@@ -397,19 +397,20 @@ def auc(scored: list[tuple[float, bool]]) -> float | None:
     return wins / (len(pos) * len(neg))
 
 
-Fold = tuple[list[str], list[tuple[bool, bool]], list[tuple[float, bool]]]
+Fold = tuple[list[str], list[tuple[bool, bool]], list[tuple[float, bool]], list[float]]
 
 
 def leave_one_owner_out(live: list[WordRow], names: list[str], setup: WordSetup) -> dict[str, Fold]:
     """Per held-out owner: the vocabulary its fold chose (from the other owners' turns only), its turns'
-    (should block, blocked) pairs and (score, should block) pairs, by the model fitted on the other owners."""
+    (should block, blocked) pairs, (score, should block) pairs and thresholds, by the model fitted on the other
+    owners."""
     out = {}
     for owner in sorted({o for o, *_ in live}):
         model = fit_words([r for r in live if r[0] != owner], names, setup)
         held = [r for r in live if r[0] == owner]
         scores = scores_words(model, held)
         out[owner] = (model[0][len(names):], [(r[3], s >= model[2]) for r, s in zip(held, scores, strict=True)],
-                      [(s, r[3]) for r, s in zip(held, scores, strict=True)])
+                      [(s, r[3]) for r, s in zip(held, scores, strict=True)], [model[2]] * len(held))
     return out
 
 
@@ -420,6 +421,28 @@ def _figures(pairs: list[tuple[bool, bool]]) -> str:
     recall = f"{tp / (tp + fn):.2f}" if tp + fn else "  - "
     false_rate = f"{100 * fp / ordinary:.1f}%" if ordinary else "-"
     return f"P {precision} R {recall} false blocks {false_rate:>5} (tp={tp} fp={fp} fn={fn} tn={tn})"
+
+
+def best_shift(folds: dict[str, Fold], vetoed_should: list[bool], min_recall: float) -> str:
+    """Hindsight bound: each fold's held-out scores less its own threshold, pooled, cut at the one shift with the
+    best precision at recall >= min_recall. The shift is chosen on the held-out turns themselves, so no model
+    ships this; it says whether any threshold could have met the bar with this ranking."""
+    margins = sorted(((s - t, y) for fold in folds.values() for (s, y), t in
+                      zip(fold[2], fold[3], strict=True)), reverse=True)
+    total = sum(y for _, y in margins) + sum(vetoed_should)
+    ordinary = len(margins) + len(vetoed_should) - total
+    best = None
+    tp = fp = 0
+    for i, (m, y) in enumerate(margins):
+        tp += y
+        fp += not y
+        if i + 1 < len(margins) and margins[i + 1][0] == m:
+            continue
+        if total and tp / total >= min_recall and (best is None or tp / (tp + fp) > best[0]):
+            best = (tp / (tp + fp), tp / total, fp / ordinary if ordinary else 0.0)
+    if best is None:
+        return "-"
+    return f"P {best[0]:.2f} R {best[1]:.2f} false blocks {100 * best[2]:.1f}%"
 
 
 def word_experiment(rows: list[Row], rules: Any, ks: list[int], l2s: list[float], beta: float, bigrams: bool,
@@ -449,8 +472,9 @@ def word_experiment(rows: list[Row], rules: Any, ks: list[int], l2s: list[float]
             on_all += [(r[2], False) for r in vetoed_rows]
             aucs = [a for fold in folds.values() if (a := auc(fold[2])) is not None]
             print(f"k={k:<5} l2={l2:<6} LOO {_figures(held)} mean AUC {sum(aucs) / len(aucs):.2f} | "
-                  f"fit on all {_figures(on_all)}", flush=True)
-            for owner, (vocabulary, pairs, scored) in folds.items():
+                  f"fit on all {_figures(on_all)} | hindsight best at R>=0.25: "
+                  f"{best_shift(folds, [r[2] for r in vetoed_rows], 0.25)}", flush=True)
+            for owner, (vocabulary, pairs, scored, _) in folds.items():
                 a = auc(scored)
                 print(f"    {owner:<18} {_figures(pairs + vetoed_by_owner.get(owner, []))} AUC "
                       f"{'-' if a is None else f'{a:.2f}'}  top words: {', '.join(vocabulary[:6])}", flush=True)

@@ -177,6 +177,12 @@ def behind(by_session: dict[str, dict[str, list[int]]], root: Path) -> dict[str,
             "should_block_owners": len({owner(name) for name in blocking})}
 
 
+def _stores(split: str) -> int:
+    """How many delivery stores a split's labels name."""
+    lines = (LABELS / split / "delivery.jsonl").read_text(encoding="utf-8").splitlines()
+    return sum(1 for line in lines if line.strip() and "store" in json.loads(line))
+
+
 def _label_files(split: str) -> list[Path]:
     return [path for name in LABEL_FILES if (path := LABELS / split / f"{name}.jsonl").is_file()]
 
@@ -228,8 +234,9 @@ def measure(root: Path) -> dict[str, Any]:
     for split in SPLITS:
         out[split] = measure_split(root, split)
         if (LABELS / split / "delivery.jsonl").is_file():  # (the agent's queries and the padded stores score
-            out[split] |= {"agent_queries": measure_queries(root, split),  # delivery)
-                           "delivery_padded": measure_padded(root, split)}
+            out[split]["agent_queries"] = measure_queries(root, split)  # delivery)
+            if _stores(split) >= 2:  # a store is padded with the split's other stores' memories
+                out[split]["delivery_padded"] = measure_padded(root, split)
     return out
 
 

@@ -20,7 +20,7 @@ import shlex
 from pathlib import Path
 
 from gate.errors import GateError
-from gate.install import files, launcher, wiring
+from gate.install import files, hooks_file, launcher, wiring
 from gate.install.commands import Plan
 from gate.install.permissions import SUBCOMMANDS
 
@@ -76,61 +76,28 @@ def rules_text(python: str) -> str:
     ]
     for spelled in spellings:
         for sub in SUBCOMMANDS:
-            lines.append(f"prefix_rule(pattern = [{_starlark(spelled)}, {_starlark(sub)}], decision = \"allow\")")
+            pattern = f"[{hooks_file.quoted(spelled)}, {hooks_file.quoted(sub)}]"
+            lines.append(f'prefix_rule(pattern = {pattern}, decision = "allow")')
     return "\n".join(lines) + "\n"
-
-
-def _starlark(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _check(path: Path, text: str | None) -> None:
-    if text is not None and text.strip():
-        files.check_json(path, text)
 
 
 def plan_install(scope: str, root: Path, python: str) -> list[Plan]:
     """The hooks file of the scope, and the user's rules file."""
     path = hooks_path(scope, root)
-    if scope == "project" and os.path.realpath(path) == os.path.realpath(hooks_path("user", root)):
-        raise GateError(
-            f"{root} holds your Codex home: its .codex/hooks.json is your user hooks file; nothing was written",
-            hint="run it in your project's directory, or --scope user to gate every project",
-        )
-    before = files.read_text(path)
-    _check(path, before)
-    try:
-        after = wiring.merge(before, dict.fromkeys((spec.event for spec in EVENTS), hook_command(scope, python)),
-                             EVENTS)
-    except wiring.SettingsShapeError as error:
-        raise GateError(
-            f"{path}: {error}; nothing was changed",
-            'Codex expects {"hooks": {"EVENT": [{"hooks": [...]}]}}; fix the file, then run this again',
-        ) from None
+    hooks = hooks_file.plan_install(scope, path, hooks_path("user", root), EVENTS, hook_command(scope, python),
+                                    "Codex", f"{root} holds your Codex home: its .codex/hooks.json is your user "
+                                    "hooks file")
     rules = rules_path()
-    return [Plan(scope, path, before, after), Plan("user", rules, files.read_text(rules), rules_text(python))]
+    return [hooks, Plan("user", rules, files.read_text(rules), rules_text(python))]
 
 
 def plan_uninstall(scope: str, root: Path) -> list[Plan]:
     """gate's entries out of the scope's hooks file (the file removed when gate created it and nothing else is
     left); at user scope the rules file too (a project's uninstall leaves it for the other projects)."""
-    path = hooks_path(scope, root)
-    before = files.read_text(path)
-    plans = []
-    if before is not None and before.strip():
-        _check(path, before)
-        after: str | None = wiring.unmerge(before)
-        from gate.install import jsonedit
-
-        if after != before and jsonedit.loads_strict(after.removeprefix("\ufeff")) == {} and files.was_created(path):
-            after = None
-        plans.append(Plan(scope, path, before, after))
-    else:
-        plans.append(Plan(scope, path, before, before))
+    plans = [hooks_file.plan_uninstall(scope, hooks_path(scope, root))]
     if scope == "user":
         rules = rules_path()
-        text = files.read_text(rules)
-        plans.append(Plan("user", rules, text, None))
+        plans.append(Plan("user", rules, files.read_text(rules), None))
     return plans
 
 

@@ -24,7 +24,7 @@ import shlex
 from pathlib import Path
 
 from gate.errors import GateError
-from gate.install import files, launcher, wiring
+from gate.install import files, hooks_file, launcher, wiring
 from gate.install.commands import Plan
 from gate.install.permissions import SUBCOMMANDS
 
@@ -88,7 +88,7 @@ def spellings(python: str) -> list[str]:
 def policy_text(python: str) -> str:
     """gate's allow rules for Gemini: its four commands, spelled `gate` and by this installation's path."""
     prefixes = [f"{shlex.quote(spelled)} {sub}" for spelled in spellings(python) for sub in SUBCOMMANDS]
-    listed = ", ".join(_toml(prefix) for prefix in prefixes)
+    listed = ", ".join(hooks_file.quoted(prefix) for prefix in prefixes)
     return (
         "# memory-gate: the commands gate's messages tell the agent to run, allowed without an approval prompt.\n"
         "# Written by `gate install --agent gemini`, removed by `gate uninstall --agent gemini --scope user`.\n"
@@ -100,53 +100,20 @@ def policy_text(python: str) -> str:
     )
 
 
-def _toml(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _check(path: Path, text: str | None) -> None:
-    if text is not None and text.strip():
-        files.check_json(path, text)
-
-
 def plan_install(scope: str, root: Path, python: str) -> list[Plan]:
     """The settings file of the scope, and the user's policy file."""
     path = settings_path(scope, root)
-    if scope == "project" and os.path.realpath(path) == os.path.realpath(settings_path("user", root)):
-        raise GateError(
-            f"{root} is your home folder: its .gemini/settings.json is your user settings file; nothing was written",
-            hint="run it in your project's directory, or --scope user to gate every project",
-        )
-    before = files.read_text(path)
-    _check(path, before)
-    try:
-        after = wiring.merge(before, dict.fromkeys((spec.event for spec in EVENTS), hook_command(scope, python)),
-                             EVENTS)
-    except wiring.SettingsShapeError as error:
-        raise GateError(
-            f"{path}: {error}; nothing was changed",
-            'Gemini expects {"hooks": {"EVENT": [{"hooks": [...]}]}}; fix the file, then run this again',
-        ) from None
+    settings = hooks_file.plan_install(scope, path, settings_path("user", root), EVENTS, hook_command(scope, python),
+                                       "Gemini", f"{root} is your home folder: its .gemini/settings.json is your "
+                                       "user settings file")
     policy = policy_path()
-    return [Plan(scope, path, before, after), Plan("user", policy, files.read_text(policy), policy_text(python))]
+    return [settings, Plan("user", policy, files.read_text(policy), policy_text(python))]
 
 
 def plan_uninstall(scope: str, root: Path) -> list[Plan]:
     """gate's entries out of the scope's settings file (the file removed when gate created it and nothing else is
     left); at user scope the policy file too (a project's uninstall leaves it for the other projects)."""
-    path = settings_path(scope, root)
-    before = files.read_text(path)
-    plans = []
-    if before is not None and before.strip():
-        _check(path, before)
-        after: str | None = wiring.unmerge(before)
-        from gate.install import jsonedit
-
-        if after != before and jsonedit.loads_strict(after.removeprefix("\ufeff")) == {} and files.was_created(path):
-            after = None
-        plans.append(Plan(scope, path, before, after))
-    else:
-        plans.append(Plan(scope, path, before, before))
+    plans = [hooks_file.plan_uninstall(scope, settings_path(scope, root))]
     if scope == "user":
         policy = policy_path()
         plans.append(Plan("user", policy, files.read_text(policy), None))

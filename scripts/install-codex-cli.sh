@@ -1,82 +1,13 @@
 #!/usr/bin/env bash
-# Install the pinned OpenAI Codex CLI for the end-to-end tests (tests/e2e/test_codex_*.py) into a cache directory.
+# Install the pinned OpenAI Codex CLI for the end-to-end tests (tests/e2e/test_codex.py) into a cache directory.
 #
 #   scripts/install-codex-cli.sh            # installs (or reuses) the pinned version
 #   GATE_CLI_CACHE=DIR scripts/install-codex-cli.sh
 #   GATE_CODEX_VERSION=X.Y.Z scripts/install-codex-cli.sh   # only when re-pinning
 #
-# The last line of stdout is the absolute path of a working `codex` binary; everything else goes to stderr.
-# Skips npm when the cache already holds a binary that reports the pinned version. Exits non-zero with a
-# clear message when npm or the registry cannot deliver it: the e2e suite must fail loudly, never skip.
-#
+# The last line of stdout is the absolute path of a working `codex` binary (scripts/install-npm-cli.sh).
 # Notes (CLI 0.171.0): the package `@openai/codex` is a node wrapper (bin/codex.js) whose platform binary
 # comes as an optional dependency (`@openai/codex-linux-x64`, an alias of `@openai/codex@0.171.0-linux-x64`);
-# the wrapper needs node >= 16.
+# the wrapper needs node >= 16. `codex --version` prints "codex-cli VERSION".
 set -euo pipefail
-
-VERSION="${GATE_CODEX_VERSION:-0.171.0}"
-PACKAGE="@openai/codex"
-CACHE="${GATE_CLI_CACHE:-$HOME/.cache/memory-gate}/codex"
-PREFIX="$CACHE/$VERSION"
-
-die() {
-    printf 'install-codex-cli: ERROR: %s\n' "$*" >&2
-    exit 1
-}
-say() {
-    printf 'install-codex-cli: %s\n' "$*" >&2
-}
-
-# npm's bin link (the node wrapper that finds the platform binary) is the one candidate.
-candidates() {
-    printf '%s\n' "$PREFIX/node_modules/.bin/codex"
-}
-
-# Print the first candidate that runs and reports the pinned version; return 1 when none does.
-find_working() {
-    local bin out
-    while IFS= read -r bin; do
-        [ -x "$bin" ] || continue
-        if command -v timeout >/dev/null 2>&1; then
-            out="$(timeout 60 "$bin" --version 2>/dev/null </dev/null || true)"
-        else  # e.g. macOS without coreutils
-            out="$("$bin" --version 2>/dev/null </dev/null || true)"
-        fi
-        case "$out" in
-            "codex-cli $VERSION"|"codex-cli $VERSION "*)
-                (cd "$(dirname "$bin")" && printf '%s/%s\n' "$(pwd -P)" "$(basename "$bin")")
-                return 0
-                ;;
-        esac
-    done < <(candidates)
-    return 1
-}
-
-if found="$(find_working)"; then
-    say "using cached $PACKAGE@$VERSION"
-    printf '%s\n' "$found"
-    exit 0
-fi
-
-command -v npm >/dev/null 2>&1 || die "npm is not on PATH; install Node.js and npm to get $PACKAGE@$VERSION"
-
-mkdir -p "$PREFIX" || die "cannot create cache dir $PREFIX"
-say "installing $PACKAGE@$VERSION into $PREFIX (once)"
-log="$PREFIX/npm-install.log"
-# --prefix keeps the install inside the cache; no global state is touched. A private package.json keeps
-# npm from walking up into some other project.
-[ -f "$PREFIX/package.json" ] || printf '{"private": true}\n' >"$PREFIX/package.json"
-if ! npm install --prefix "$PREFIX" --no-audit --no-fund --no-save --loglevel=warn \
-        "$PACKAGE@$VERSION" >"$log" 2>&1; then
-    tail -n 30 "$log" >&2 || true
-    die "npm install $PACKAGE@$VERSION failed (full log: $log); is the npm registry reachable?"
-fi
-
-if found="$(find_working)"; then
-    say "installed $PACKAGE@$VERSION"
-    printf '%s\n' "$found"
-    exit 0
-fi
-
-tail -n 30 "$log" >&2 || true
-die "npm finished but no binary in $PREFIX/node_modules reports version $VERSION (log: $log)"
+exec "$(dirname "$0")/install-npm-cli.sh" codex @openai/codex "${GATE_CODEX_VERSION:-0.171.0}" codex "codex-cli "

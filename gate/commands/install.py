@@ -7,6 +7,7 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 from gate import render
 from gate.errors import GateError
@@ -182,10 +183,35 @@ def _install_codex(args: argparse.Namespace, python: str) -> int:
     for gate's commands in ~/.codex/rules/ (gate/hosts/codex/install.py)."""
     from gate.hosts.codex import install as codex
 
+    return _install_agent(
+        args, python, codex, "codex", "Codex",
+        "Codex runs a new or changed hook only once you have reviewed it: start codex in the project and approve "
+        "gate's hooks in /hooks (once; a project's hooks also need the project trusted)",
+        absolute=True,
+    )
+
+
+def _install_gemini(args: argparse.Namespace, python: str) -> int:
+    """`gate install --agent gemini`: the hooks key of .gemini/settings.json (project) or ~/.gemini/settings.json
+    (user), and the allow rules for gate's commands in ~/.gemini/policies/ (gate/hosts/gemini/install.py)."""
+    from gate.hosts.gemini import install as gemini
+
+    return _install_agent(
+        args, python, gemini, "gemini", "Gemini",
+        "Gemini runs these hooks only in a trusted folder: trust this one when gemini asks (the project's hooks and "
+        "yours alike)",
+        absolute=False,
+    )
+
+
+def _install_agent(args: argparse.Namespace, python: str, host: Any, agent: str, title: str, approve: str, *,
+                   absolute: bool) -> int:
+    """Another agent's install: its hooks file and its allow rules (the host's plan_install), then what only the
+    user can do there (`approve`). Codex's shell may not find `gate` on its PATH: the check names it absolutely."""
     if args.permissions_only:
-        raise GateError("--permissions-only is for Claude Code's plugin", "gate install --agent codex wires both")
+        raise GateError("--permissions-only is for Claude Code's plugin", f"gate install --agent {agent} wires both")
     root = commands.resolve_project(args.project)
-    plans = codex.plan_install(args.scope, root, python)
+    plans = host.plan_install(args.scope, root, python)
     if args.dry_run:
         for plan in plans:
             sys.stdout.write(plan.diff() if plan.changes else f"nothing to change in {plan.path}\n")
@@ -194,46 +220,14 @@ def _install_codex(args: argparse.Namespace, python: str) -> int:
         return 0
     hooks, rules = plans
     if commands.apply(hooks).changed:
-        print(f"wired {', '.join(codex.EVENT_NAMES)} into {hooks.path} (Codex, {args.scope} scope)")
+        print(f"wired {', '.join(host.EVENT_NAMES)} into {hooks.path} ({title}, {args.scope} scope)")
     else:
         print(f"gate is already wired in {hooks.path}; nothing changed")
     if commands.apply(rules).changed:
-        print(f"allowed gate's commands ({', '.join(permissions.SUBCOMMANDS)}) in Codex: {rules.path}")
+        print(f"allowed gate's commands ({', '.join(permissions.SUBCOMMANDS)}) in {title}: {rules.path}")
     if args.scope == "project":
         _write_launcher(python, dry_run=False, quiet_if_unchanged=True)
-    print("Codex runs a new or changed hook only once you have reviewed it: start codex in the project and "
-          "approve gate's hooks in /hooks (once; a project's hooks also need the project trusted)", file=sys.stderr)
-    print(f"check it with: {render.gate_command(python, absolute=True)} doctor --agent codex --project "
-          f"{shlex.quote(str(root))}", file=sys.stderr)
-    return 0
-
-
-def _install_gemini(args: argparse.Namespace, python: str) -> int:
-    """`gate install --agent gemini`: the hooks key of .gemini/settings.json (project) or ~/.gemini/settings.json
-    (user), and the allow rules for gate's commands in ~/.gemini/policies/ (gate/hosts/gemini/install.py)."""
-    from gate.hosts.gemini import install as gemini
-
-    if args.permissions_only:
-        raise GateError("--permissions-only is for Claude Code's plugin", "gate install --agent gemini wires both")
-    root = commands.resolve_project(args.project)
-    plans = gemini.plan_install(args.scope, root, python)
-    if args.dry_run:
-        for plan in plans:
-            sys.stdout.write(plan.diff() if plan.changes else f"nothing to change in {plan.path}\n")
-        if args.scope == "project":
-            _write_launcher(python, dry_run=True)
-        return 0
-    hooks, policy = plans
-    if commands.apply(hooks).changed:
-        print(f"wired {', '.join(gemini.EVENT_NAMES)} into {hooks.path} (Gemini, {args.scope} scope)")
-    else:
-        print(f"gate is already wired in {hooks.path}; nothing changed")
-    if commands.apply(policy).changed:
-        print(f"allowed gate's commands ({', '.join(permissions.SUBCOMMANDS)}) in Gemini: {policy.path}")
-    if args.scope == "project":
-        _write_launcher(python, dry_run=False, quiet_if_unchanged=True)
-    print("Gemini runs these hooks only in a trusted folder: trust this one when gemini asks (the project's hooks "
-          "and yours alike)", file=sys.stderr)
-    print(f"check it with: {render.gate_command(python)} doctor --agent gemini --project "
-          f"{shlex.quote(str(root))}", file=sys.stderr)
+    print(approve, file=sys.stderr)
+    gate = render.gate_command(python, absolute=True) if absolute else render.gate_command(python)
+    print(f"check it with: {gate} doctor --agent {agent} --project {shlex.quote(str(root))}", file=sys.stderr)
     return 0

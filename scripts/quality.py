@@ -165,16 +165,20 @@ def intervals(by_session: dict[str, dict[str, list[int]]]) -> dict[str, list[flo
 
 
 def behind(by_session: dict[str, dict[str, list[int]]], root: Path) -> dict[str, int]:
-    """How much evidence a split's figures stand on: its sessions and owners, its should-block turns and the
-    owners they come from (an owner is a corpus folder; a family such as entireio+* counts each folder)."""
+    """How much evidence a split's figures stand on: its sessions, corpus folders and owners (an owner family:
+    entireio+* is one), and the owners its should-block turns come from."""
     def owner(transcript: str) -> str:
         path = Path(transcript)
         return (path.relative_to(root) if path.is_relative_to(root) else path).parts[0]
 
+    def family(transcript: str) -> str:  # entireio+cli and entireio+skills: one owner
+        return owner(transcript).split("+", 1)[0]
+
     blocking = {name for name, c in by_session.items() if c["block"][0] + c["block"][2]}
-    return {"sessions": len(by_session), "owners": len({owner(name) for name in by_session}),
+    return {"sessions": len(by_session), "folders": len({owner(name) for name in by_session}),
+            "owners": len({family(name) for name in by_session}),
             "should_block": sum(c["block"][0] + c["block"][2] for c in by_session.values()),
-            "should_block_owners": len({owner(name) for name in blocking})}
+            "should_block_owners": len({family(name) for name in blocking})}
 
 
 def _stores(split: str) -> int:
@@ -367,7 +371,8 @@ def _sizes(split: dict[str, Any]) -> str:
     text = ", ".join(parts)
     if "behind" in split:
         b = split["behind"]
-        text += (f"; {b['sessions']} sessions of {b['owners']} owners, the should-block turns from "
+        folders = f" ({b['folders']} corpus folders)" if b.get("folders", b["owners"]) != b["owners"] else ""
+        text += (f"; {b['sessions']} sessions of {b['owners']} owners{folders}, the should-block turns from "
                  f"{b['should_block_owners']} of them")
     return text
 

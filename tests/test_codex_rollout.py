@@ -147,7 +147,8 @@ def test_shell_calls_of_every_shape_name_their_command_line() -> None:
     assert rollout.shell_command({"cmd": "git status"}) == "git status"
     assert rollout.shell_command({"command": ["bash", "-lc", "make test && echo ok"]}) == "make test && echo ok"
     assert rollout.shell_command({"command": ["ls", "-la"]}) == "ls -la"
-    script = 'const r = await tools.exec_command({cmd:"rg -n \\"TODO\\" src","workdir":"/srv"}); text(r.output)'
+    # `exec`: a script that calls the shell tool (the key may come after others)
+    script = 'let found = await tools.exec_command({workdir: "/srv", cmd: "rg -n \\"TODO\\" src"}); print(found)'
     assert rollout.shell_command(script) == 'rg -n "TODO" src'
     assert rollout.shell_command("text('no command here')") is None
     moved = ("*** Begin Patch\n*** Update File: a.py\n*** Move to: b.py\n@@\n-x\n+y\n*** Delete File: c.py\n"

@@ -131,13 +131,13 @@ turn(
     "gotcha-index-reload",
     "block",
     "new memories don't show up in search until I restart the process",
-    read("gate/memory/index/read.py"),
+    read("gate/memory/index.py"),
     say(
         "Turns out tantivy's searcher only sees segments that were committed before the reader was created: "
         "after `writer.commit()` the index has to be reloaded (`index.reload()`). I added the reload after each "
         "commit."
     ),
-    edit("gate/memory/index/read.py"),
+    edit("gate/memory/index.py"),
     kinds=("gotcha",),
 )
 turn(
@@ -240,8 +240,8 @@ turn(
         "6 failed, 44 passed in 12.3s",
         is_error=True,
     ),
-    read("gate/memory/store/files.py"),
-    edit("gate/memory/store/files.py"),
+    read("gate/memory/files.py"),
+    edit("gate/memory/files.py"),
     bash("pytest -q tests/test_store.py::test_concurrent_writes --count 50", "50 passed in 11.8s"),
     say("Two writers raced between the exists() check and open(); creation now uses O_CREAT | O_EXCL."),
     kinds=("fix",),
@@ -419,7 +419,7 @@ turn(
     "allow",
     "why do new memories not show up in search?",
     say("Turns out the searcher must be reloaded after each commit; I added the reload."),
-    edit("gate/memory/index/read.py"),
+    edit("gate/memory/index.py"),
     bash(
         '/home/dev/.local/bin/gate remember "tantivy: reload the index after commit" --kind gotcha',
         '{"id": "m-9a8b7c"}',

@@ -135,6 +135,10 @@ def _apart(now: Any, saved: Any, path: str, slack: bool) -> list[str]:
     numbers = (int, float)
     if slack and isinstance(now, numbers) and isinstance(saved, numbers) and not isinstance(now, bool):
         room = 1 if isinstance(now, int) and isinstance(saved, int) else 0.02
+        if ".delivery_padded." in path and isinstance(saved, int):
+            # The padded stores' replay (several hundred memories) moved by 4 of 491 reached memories between
+            # two runs of the same code (the second under the system python in .ci/run): 1 % of the count.
+            room = max(room, saved // 100)
         return [] if abs(now - saved) <= room else [f"{path}: {saved} saved, {now} now"]
     return [] if now == saved else [f"{path}: {saved} saved, {now} now"]
 

@@ -86,3 +86,22 @@ def test_fit_sparse_minimises_the_same_objective_as_fit() -> None:
     sparse = t.fit_sparse(rows, [y for _, y in data], 3, 0.05)
     assert all(abs(d - s) < 1e-3 for d, s in zip(dense, sparse, strict=True)), (dense, sparse)
     assert sparse[1] > 0 > sparse[2]
+
+
+def test_compare_rankings_scores_the_shipped_table_as_is_and_learned_ones_on_held_out_owners() -> None:
+    """A weight the shipped table does not give ("conclusion" = 0) carries the label; the shipped table's own
+    weight ("edits") points the wrong way. The learned table, fitted without the held-out owner, ranks that owner's
+    turns right; the shipped table ranks them backwards — and the comparison says so, per owner and pooled."""
+    from gate.rules import load_rules
+
+    t = _trainer()
+    rows = []
+    for owner in ("a", "b", "c"):
+        for i in range(6):
+            rows.append((owner, {"conclusion": 1.0}, True, ("", "")))
+            rows.append((owner, {"edits": float(1 + i % 5)}, False, ("", "")))
+    result = t.compare_rankings(rows, load_rules("writeback"), [0.05])
+    assert list(result) == ["shipped", "learned l2=0.05"]
+    assert result["shipped"]["pooled"] == 0.0
+    assert result["learned l2=0.05"]["pooled"] == 1.0
+    assert all(result["learned l2=0.05"][o] == 1.0 for o in ("a", "b", "c"))

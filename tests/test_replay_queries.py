@@ -111,6 +111,8 @@ def test_the_asked_row_counts_the_agents_search_only_where_the_recall_gate_asked
     # both, as if the agent searched everywhere: m-b1 at 9 as well, and m-b2 shown where nothing is expected
     assert row("both") == (4, 4, 5, 3, 1)
     assert (scores["asks"], scores["prompts_replayed"]) == (1, 4)
+    # ... and each session's share of them (fitting the ask by owner, the intervals' resampling)
+    assert scores["by_session"] == {T: {"asks": 1, "prompts": 4, "asked": [4, 3, 3, 2, 0]}}
 
 
 # --- through the CLI: the replay runs plain `gate search` against the store as it was ---------------------------

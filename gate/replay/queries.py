@@ -87,6 +87,10 @@ class AgentSearch:
         return [hit.id for hit in result.hits[:AGENT_TOP]]
 
 
+# Each session's "asked" counts, in this order, in score_queries()'s "by_session".
+ASKED_SESSION_KEYS = ("expected", "reached_at_prompt", "shown", "shown_relevant", "noise")
+
+
 class _Tally:
     def __init__(self) -> None:
         self.expected = self.reached = self.reached_at_prompt = 0
@@ -119,7 +123,10 @@ def score_queries(labels: Labels, runs: dict[str, SessionRun], queries: Queries)
     labelled = with_query = empty = prompts = asks = 0
     cases: list[dict[str, Any]] = []
     replayed: set[tuple[str, int]] = set()
+    by_session: dict[str, dict[str, Any]] = {}  # each session's asks and asked figures (fitting by owner, intervals)
     for transcript, run in runs.items():
+        session_asked = _Tally()
+        session_asks = session_prompts = 0
         window: set[str] = set()  # in full, by any gate, in this context window
         listed: set[str] = set()  # as a session-start index line
         at_prompts: set[str] = set()  # injected at a prompt
@@ -143,6 +150,8 @@ def score_queries(labels: Labels, runs: dict[str, SessionRun], queries: Queries)
             was_asked = bool(result.extra.get("search_asked"))
             prompts += 1
             asks += was_asked
+            session_prompts += 1
+            session_asks += was_asked
             hits_asked = hits if was_asked else []
             searched_asked.update(hits_asked)
             expected = labels.memories.get(key)
@@ -156,14 +165,18 @@ def score_queries(labels: Labels, runs: dict[str, SessionRun], queries: Queries)
             agent.add(expected, searched, searched, hits)
             both.add(expected, window | listed | searched, at_prompts | searched,
                      sorted(set(result.delivered) | set(hits)))
-            asked.add(expected, window | listed | searched_asked, at_prompts | searched_asked,
-                      sorted(set(result.delivered) | set(hits_asked)))
+            for tally in (asked, session_asked):
+                tally.add(expected, window | listed | searched_asked, at_prompts | searched_asked,
+                          sorted(set(result.delivered) | set(hits_asked)))
             if result.agent_hits is not None:
                 cases.append({
                     "transcript": transcript, "line": step.line, "query": queries.get(key, ""), "hits": hits,
                     "relevant": [m for m in hits if m in expected],
                     "missed": [m for m in expected if m not in searched],
                 })
+        by_session[transcript] = {"asks": session_asks, "prompts": session_prompts,
+                                  "asked": [session_asked.expected, session_asked.reached_at_prompt,
+                                            session_asked.shown, session_asked.shown_relevant, session_asked.noise]}
     return {
         "top": AGENT_TOP,
         "labelled_prompts": labelled,
@@ -178,4 +191,6 @@ def score_queries(labels: Labels, runs: dict[str, SessionRun], queries: Queries)
         "prompts_replayed": prompts,
         "prompts": cases,
         "unmatched": [f"{t}#{line}" for (t, line) in queries if (t, line) not in replayed],
+        # per session: asks, prompts replayed, and the "asked" figures in the order ASKED_SESSION_KEYS
+        "by_session": by_session,
     }

@@ -146,6 +146,10 @@ def test_a_fix_turn_is_blocked_at_after_agent_and_the_remember_it_names_stores_t
     memory = gate.json("show", writes[0]["id"])
     assert (memory["title"], memory["agent"]) == (TITLE, "gemini"), memory
     assert gate.json("stats")["agents"]["gemini"]["written"] == 1
+    # 4. `gate replay` reads the session's real chat recording (gate/replay/timeline.py) and blocks the fix turn.
+    replay = gate.json("replay", stops[0]["transcript"])
+    assert replay["unreadable"] == {} and replay["total"]["agents"] == {"gemini": 1}, replay
+    assert replay["sessions"][0]["session"] == session and replay["sessions"][0]["blocks"] >= 1, replay["sessions"][0]
 
 
 ROUNDING_TITLE = "Invoice totals round half to even (ROUND_HALF_EVEN): the finance team's rule for billing"

@@ -29,6 +29,7 @@ def _audit() -> list[dict[str, Any]]:
 # --- which agent's shell ------------------------------------------------------------------------------------------
 def test_each_clis_shell_names_its_agent() -> None:
     assert agent_shell({"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "c-1"}) == AgentShell("claude-code", "c-1")
+    assert agent_shell({"CLAUDE_CODE_SESSION_ID": "c-2"}) == AgentShell("claude-code", "c-2")
     assert agent_shell({"CODEX_THREAD_ID": "019a-thread"}) == AgentShell("codex", "019a-thread")
     assert agent_shell({"GEMINI_CLI": "1"}) == AgentShell("gemini", "")  # Gemini gives its shell no session id
     assert agent_shell({}) is None  # a person's terminal, a script

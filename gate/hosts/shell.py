@@ -34,8 +34,9 @@ class AgentShell:
 def _candidates(env: Mapping[str, str]) -> dict[str, str]:
     """agent -> session id, for every agent whose variables are set."""
     found: dict[str, str] = {}
-    if env.get("CLAUDECODE") == "1":
-        found[CLAUDE_CODE] = env.get("CLAUDE_CODE_SESSION_ID", "").strip()[:MAX_SESSION_CHARS]
+    claude_session = env.get("CLAUDE_CODE_SESSION_ID", "").strip()[:MAX_SESSION_CHARS]
+    if env.get("CLAUDECODE") == "1" or claude_session:  # (either one, as `gate remember` has always read them)
+        found[CLAUDE_CODE] = claude_session
     thread = env.get("CODEX_THREAD_ID", "").strip()
     if thread:
         found[CODEX] = thread[:MAX_SESSION_CHARS]

@@ -13,11 +13,12 @@ Sections (each one interleaved group, each with its own floor so every ratio is 
   search first                floor; the PreToolUse hook on an edit it refuses and a read-only Bash command it lets
                               pass while the turn owes the agent's search (bench/search_first.py), beside the same
                               calls in a turn that owes none (`--only search_first`, at the smallest store size)
-  agents                      floor; for Claude Code and for Codex CLI side by side (bench/agents.py): the recall
-                              hook on a shift prompt, the Stop hook on an evidence turn (a JSONL transcript; the
-                              same turn as a Codex rollout, bench/rollout.py) and the refusal of the turn's first
-                              edit (Edit; apply_patch) while the search is owed (`--only agents`, at the smallest
-                              store size and transcript size)
+  agents                      floor; for Claude Code, Codex CLI and Gemini CLI side by side (bench/agents.py): the
+                              recall hook on a shift prompt, the Stop hook on an evidence turn (a JSONL transcript;
+                              the same turn as a Codex rollout, bench/rollout.py, and as a Gemini chat recording,
+                              bench/gemini_chat.py) and the refusal of the turn's first edit (Edit; apply_patch;
+                              replace) while the search is owed (`--only agents`, at the smallest store size and
+                              transcript size)
 Everything runs under a fresh temporary GATE_HOME; nothing touches the user's memories.
 """
 
@@ -42,6 +43,7 @@ from typing import Any
 
 from bench import agents, prompts
 from bench.corpus import Generator, build_fts5, write_jsonl, write_markdown_dir
+from bench.gemini_chat import write_chat
 from bench.measure import Candidate, Check, Result, become_subreaper, measure_group, run_once, settle
 from bench.report import Section, Target, render_markdown, to_json
 from bench.rollout import write_rollout
@@ -755,10 +757,10 @@ def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
         caveat = f"check failures in: {', '.join(failed)}" if failed else ""
         return Target(name, value, op, limit, caveat=caveat, cpu_value=cpu_value)
 
-    def agent_gap(name: str, claude: str, codex: str) -> Target:
-        """How far Codex's ratio to the floor is from Claude Code's, in the same interleaved group (issue 45:
-        within 0.05 either way)."""
-        found = [_row(sections, "agents", claude), _row(sections, "agents", codex), _row(sections, "agents", FLOOR)]
+    def agent_gap(name: str, claude: str, other: str) -> Target:
+        """How far another agent's ratio to the floor is from Claude Code's, in the same interleaved group (issue
+        45: within 0.05 either way)."""
+        found = [_row(sections, "agents", claude), _row(sections, "agents", other), _row(sections, "agents", FLOOR)]
         rows = [row for row in found if row is not None]
 
         def gap(medians: list[float | None]) -> float | None:
@@ -811,8 +813,8 @@ def targets(opts: Options, sections: dict[str, Section]) -> list[Target]:
               ("search_first", EDIT_ANCHORS), "<=", 1.1),
         ratio("read-only Bash while the search is owed / anchors only", ("search_first", BASH_OWED),
               ("search_first", BASH_ANCHORS), "<=", 1.1),
-        *[agent_gap(f"{what}: Codex's × floor minus Claude Code's, either way", claude, codex)
-          for what, claude, codex in agents.pairs(small_t)],
+        *[agent_gap(f"{what}: {agent}'s × floor minus Claude Code's, either way", claude, other)
+          for what, agent, claude, other in agents.pairs(small_t)],
         Target(
             f"gate hook peak RSS, worst row ({worst.name if worst else '–'})",
             worst.peak_rss_mb if worst else None,
@@ -892,10 +894,12 @@ def main(argv: list[str] | None = None) -> int:
             claude = transcripts[0]  # the smallest: each agent's Stop row reads the same turn, at one size
             rollout = write_rollout(transcript_dir / f"{format_size(claude.target)}.rollout.jsonl", claude.size,
                                     seed=opts.seed + 4, target=claude.target)
+            chat = write_chat(transcript_dir / f"{format_size(claude.target)}.gemini.jsonl", claude.size,
+                              seed=opts.seed + 5, target=claude.target)
             env = agents.with_gate_on_path(gate.env(store.home, store.project), gate.cli)
             floor = floor_candidate(opts, env, store.project, prompts.prompt_event(
                 prompts.session_id("floor-agents"), prompts.SHIFT, recall_transcript, store.project))
-            sections["agents"] = agents.agents_section(opts, gate, store, claude, rollout, floor, _log)
+            sections["agents"] = agents.agents_section(opts, gate, store, claude, rollout, chat, floor, _log)
     finally:
         if opts.keep:
             _log(f"kept {work}")

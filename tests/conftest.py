@@ -27,6 +27,8 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
             monkeypatch.delenv(name)
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    for name in ("CODEX_THREAD_ID", "GEMINI_CLI"):  # another agent's shell running the suite (gate/hosts/shell.py)
+        monkeypatch.delenv(name, raising=False)
     return home
 
 

@@ -40,8 +40,8 @@ ROWS = [
     "gate PreToolUse hook, read-only Bash without a cue (anchors only)",
     "gate PreToolUse hook, read-only Bash while the search is owed (passes)",
 ]
-# The agents section (issue 45): each hook for Claude Code and for Codex CLI, side by side, at the smallest
-# transcript size. Code from before the Codex host cannot answer Codex, so --before runs none of its rows.
+# The agents section (issue 45): each hook for Claude Code, Codex CLI and Gemini CLI, side by side, at the smallest
+# transcript size. Code from before the other hosts cannot answer them, so --before runs none of its rows.
 AGENT_ROWS = [
     "gate recall hook, shift prompt (hits), Claude Code",
     "gate recall hook, shift prompt (hits), Codex",
@@ -49,6 +49,9 @@ AGENT_ROWS = [
     "gate Stop hook, evidence turn, Codex (50KB rollout)",
     "gate PreToolUse hook, first edit refused until the agent's search, Claude Code (Edit)",
     "gate PreToolUse hook, first edit refused until the agent's search, Codex (apply_patch)",
+    "gate recall hook, shift prompt (hits), Gemini",
+    "gate Stop hook, evidence turn, Gemini (50KB chat recording)",
+    "gate PreToolUse hook, first edit refused until the agent's search, Gemini (replace)",
 ]
 
 
@@ -88,9 +91,9 @@ def test_quick_bench_fills_every_row(tmp_path: Path) -> None:
         assert row["n"] >= 1 and row["median_ms"] > 0 and row["peak_rss_mb"] > 0, row["name"]
         assert row["median_cpu_ms"] > 0 and len(row["cpu_ms"]) == row["n"], row["name"]
         assert row["failures"] == 0, f"{row['name']}: {row['first_failure']}"
-    assert len(data["targets"]) == 16
+    assert len(data["targets"]) == 19
     gaps = [target for target in data["targets"] if "minus Claude Code's" in target["name"]]
-    assert len(gaps) == 3 and all(target["value"] is not None and not target["caveat"] for target in gaps)
+    assert len(gaps) == 6 and all(target["value"] is not None and not target["caveat"] for target in gaps)
     assert all(target["cpu_value"] for target in data["targets"] if target["value"] and "RSS" not in target["name"])
     assert "| CPU ms | CPU × floor |" in table
 

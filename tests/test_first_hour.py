@@ -334,7 +334,7 @@ def _remember_at(project: Path, title: str, *, terminal: str, env: dict[str, str
 
 
 def test_a_memory_typed_at_a_terminal_is_recorded_as_written_by_a_human(project: Path) -> None:
-    bare = {name: "" for name in ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID")}
+    bare = {name: "" for name in ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID", "GEMINI_CLI")}
     assert _remember_at(project, "Typed at a terminal by a person", terminal="both", env=bare) == "human"
     assert _remember_at(project, "Typed by a person and piped to jq", terminal="stdin", env=bare) == "human"
     # Claude Code's Bash tool: CLAUDECODE=1 and no terminal (measured on the CLI); either one says agent

@@ -557,10 +557,10 @@ def test_stats_says_which_agent_was_given_what(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     agents = json.loads(run.stdout)["agents"]
     assert agents == {
-        "claude-code": {"sessions": 1, "evaluations": 2, "delivered": 2, "blocks": 1, "reminders": 0},
-        "codex": {"sessions": 2, "evaluations": 2, "delivered": 1, "blocks": 0, "reminders": 1},
+        "claude-code": {"sessions": 1, "evaluations": 2, "delivered": 2, "blocks": 1, "reminders": 0, "written": 0},
+        "codex": {"sessions": 2, "evaluations": 2, "delivered": 1, "blocks": 0, "reminders": 1, "written": 0},
     }
     text = subprocess.run([sys.executable, "-m", "gate.cli", "stats"], env=env, cwd=project,
                           capture_output=True, text=True, timeout=60).stdout
-    assert ("Agents: claude-code 1 session, 2 memories delivered, 1 block, 0 reminders; "
-            "codex 2 sessions, 1 memory delivered, 0 blocks, 1 reminder") in text
+    assert ("Agents: claude-code 1 session, 2 memories delivered, 0 memories written, 1 block, 0 reminders; "
+            "codex 2 sessions, 1 memory delivered, 0 memories written, 0 blocks, 1 reminder") in text

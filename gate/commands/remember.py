@@ -15,17 +15,17 @@ from gate.memory.store.anchor_paths import base_dir, to_project, triggers_to_pro
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from gate.hosts.shell import AgentShell
     from gate.paths import ProjectPaths
 
 DEFAULT_KIND = "finding"
+EVENT, GATE = "Remember", "remember"  # the audit record of an agent's write (gate/stats/agents.py counts them)
 DEFAULT_SCOPE = "private"
 # A fact names something and says something of it: one word (or one character) is a note to oneself, not a memory
 # anyone can be reminded of. Each character of an unspaced script (Chinese, Japanese) counts as a word.
 MIN_TITLE_WORDS = 2
 _WORD = re.compile(r"[^\W_]+")
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-# Set in the shell of Claude Code's Bash tool (measured on the CLI: CLAUDECODE=1, CLAUDE_CODE_SESSION_ID).
-AGENT_ENV = ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -88,13 +88,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def written_by() -> str:
-    """Who is running `gate remember` when no option says: an agent inside Claude Code (its Bash tool sets
-    CLAUDECODE, as its hooks see it, and gives the command no terminal), a person typing at a terminal, and
-    an agent when in doubt (a script, another tool's shell)."""
-    import os
-
-    if any(os.environ.get(name) for name in AGENT_ENV):
+def written_by(shell: AgentShell | None = None) -> str:
+    """Who is running `gate remember` when no option says: an agent inside Claude Code, Codex CLI or Gemini CLI
+    (their shells set variables of their own, gate/hosts/shell.py, and may give the command a terminal), a
+    person typing at a terminal, and an agent when in doubt (a script, another tool's shell)."""
+    if shell is not None:
         return "agent"
     try:
         at_terminal = sys.stdin.isatty() or sys.stdout.isatty()  # `| jq` or `--body - < notes` is still a person
@@ -210,6 +208,9 @@ def check_in_a_project(project: str | None) -> None:
 def run(args: argparse.Namespace) -> int:
     import os
 
+    from gate.hosts.shell import agent_shell
+
+    shell = agent_shell()  # which agent's shell runs this, if any: recorded with the memory and in the audit
     check_in_a_project(args.project)
     store = open_store(args)
     body = args.body or ""
@@ -244,8 +245,9 @@ def run(args: argparse.Namespace) -> int:
         paths=paths,
         triggers=[normalize_trigger(spec) for spec in specs],  # +30d -> a date
         links=[parse_link(text) for text in args.link],
-        source=args.source or written_by(),
-        session=args.session or os.environ.get("CLAUDE_CODE_SESSION_ID", ""),
+        source=args.source or written_by(shell),
+        session=args.session or (shell.session if shell else ""),
+        agent=shell.agent if shell else "",
     )
     memory.validate()  # an empty or overlong title is named as such before the shape of a fact is judged
     check_is_a_fact(memory.title, memory.body)
@@ -258,6 +260,8 @@ def run(args: argparse.Namespace) -> int:
             raise
         print_json({"refused": "near_duplicate", "error": str(error), "matches": error.matches})
         return error.exit_code
+    if shell is not None:
+        _audit_write(memory, store.paths.root, shell)
     if args.json:
         print_json({"id": memory.id, **({"derived_cues": memory.derived_cues} if memory.derived_cues else {})})
     else:
@@ -269,6 +273,24 @@ def run(args: argparse.Namespace) -> int:
     _note_unmatched_paths(memory, store.paths.root)
     _note_no_path_cue(memory, store.paths.root)
     return 0
+
+
+def _audit_write(memory: Memory, root: str, shell: AgentShell) -> None:
+    """One audit record (event Remember, gate remember) for a memory an agent's shell stored: `gate stats` counts
+    per agent what each wrote. A person's write records nothing, as a person's search does not. Never raises: the
+    memory is stored already."""
+    try:
+        from gate.session.audit import write_audit
+        from gate.settings import load_settings
+
+        settings = load_settings(root, problems=[])
+        if not settings.get("audit", True):
+            return
+        write_audit({"session": memory.session, "project": root, "event": EVENT, "gate": GATE, "decision": "stored",
+                     "reason": "AGENT_REMEMBER", "id": memory.id, "kind": memory.kind, "scope": memory.scope,
+                     "agent": shell.agent}, int(settings.get("audit_max_bytes", 20_000_000)))
+    except Exception:  # bookkeeping: the memory is stored, the agent must see its id
+        pass
 
 
 def _turn_cues(args: argparse.Namespace, paths: ProjectPaths) -> str:

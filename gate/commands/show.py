@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         _record(store, memory.id, len(memory.title) + len(memory.body))
         return 0
     _record(store, memory.id, len(memory.title) + len(memory.body))
-    print(f"{memory.id} · {memory.kind} · {data['status']} · {memory.scope} · by {memory.source} · {memory.created}")
+    by = f"{memory.source} ({memory.agent})" if memory.agent else memory.source  # which agent, when one wrote it
+    print(f"{memory.id} · {memory.kind} · {data['status']} · {memory.scope} · by {by} · {memory.created}")
     print(memory.title)
     if memory.body:
         print()

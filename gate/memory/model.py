@@ -70,6 +70,9 @@ class Memory:
     created: str = field(default_factory=now_iso)
     updated: str = field(default_factory=now_iso)
     session: str = ""
+    # Which agent wrote it (gate/hosts/shell.py: claude-code, codex, gemini); "" when no agent's shell did (a
+    # person, a script) or it was written before gate recorded it. In the file only when set.
+    agent: str = ""
 
     # --- conversion -------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -114,7 +117,7 @@ class Memory:
     # --- rules ------------------------------------------------------------------------------------------------
     def validate(self) -> None:
         for name in ("id", "kind", "title", "body", "cues", "derived_cues", "scope", "project", "source", "status",
-                     "created", "updated", "session"):
+                     "created", "updated", "session", "agent"):
             if not isinstance(getattr(self, name), str):
                 raise ValidationError(f"{name} must be text")
         if not ID_PATTERN.match(self.id):

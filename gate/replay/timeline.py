@@ -1,6 +1,11 @@
 """A recorded Claude Code session as the hooks lived it: the events, in order, each with the byte offset at
 which the transcript stood when that hook ran. A Codex CLI rollout is read the same way, each of its lines as
-the transcript entry it is (gate/hosts/codex/rollout.py): its hooks have the same shape.
+the transcript entry it is (gate/hosts/codex/rollout.py): its hooks have the same shape. So is a Gemini CLI chat
+recording (gate/hosts/gemini/chat.py), whose hooks are the same gates under other names (BeforeAgent, AfterAgent,
+BeforeTool): its first line holds the session's id (no working directory: a main session's recording names only a
+hash of its project), `$set` and `$rewindTo` lines are no conversation, and a record appended again as it changed
+(a reply, then the reply with its tool calls) is the same record: its prompt is not a new turn, each tool call
+is one PreToolUse.
 
 The walk is forward, one line at a time, and shares its notion of a prompt with the hooks' backward reader
 (gate.session.turn.classify_user), so a turn starts in the same place for both. What Claude Code does,
@@ -33,6 +38,7 @@ from collections import Counter
 from typing import Any
 
 from gate.hosts.codex import rollout
+from gate.hosts.gemini import chat
 from gate.session.transcript import without_surrogates
 from gate.session.turn import (
     COMMAND,
@@ -76,8 +82,11 @@ class Timeline:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.agent = "claude-code"  # or "codex": a Codex CLI rollout (gate/hosts/codex/rollout.py reads it)
-        self.subagent_thread = False  # a Codex rollout of a subagent's thread (its prompts are the parent's)
+        # or "codex": a Codex CLI rollout (gate/hosts/codex/rollout.py reads it); "gemini": a Gemini CLI chat
+        # recording (gate/hosts/gemini/chat.py)
+        self.agent = "claude-code"
+        # a Codex rollout of a subagent's thread, or a Gemini subagent's recording (its prompts are the parent's)
+        self.subagent_thread = False
         self.session_id = ""
         self.cwd = ""
         self.steps: list[Step] = []
@@ -172,6 +181,8 @@ def read_timeline(path: str) -> Timeline:
     base: dict[str, Any] = {"transcript_path": os.path.abspath(path)}
     walk: _Walk | None = None
     subagents: dict[str, tuple[str, str, str]] | None = None  # spawning tool_use id -> subagent (read on need)
+    records: set[str] = set()  # a Gemini recording's record ids read so far (a record is appended as it changes)
+    calls: set[str] = set()  # ... and its tool calls' ids: one PreToolUse each
     offset = 0
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -189,6 +200,20 @@ def read_timeline(path: str) -> Timeline:
                     continue  # reasoning, token counts, an event that repeats a response item
                 if entry.get("type") == rollout.SESSION_META and entry.get("subagent") is True:
                     timeline.subagent_thread = True
+            elif "message" not in entry and chat.is_record(entry):
+                timeline.agent = "gemini"
+                record_id = str(entry["id"])
+                again = record_id in records
+                records.add(record_id)
+                entry = chat.entry(entry)
+                if entry is None or (again and entry.get("type") == "user"):
+                    continue  # a prompt or tool results appended again: read once
+            elif walk is None and _gemini_session(entry):
+                timeline.agent = "gemini"
+                timeline.subagent_thread = entry.get("kind") == "subagent"
+                directories = entry.get("directories")
+                if isinstance(directories, list) and directories and isinstance(directories[0], str):
+                    entry = {**entry, "cwd": directories[0]}
             if walk is None:
                 timeline.session_id = str(entry.get("sessionId") or os.path.splitext(os.path.basename(path))[0])
                 timeline.cwd = str(entry.get("cwd") or "")
@@ -217,6 +242,10 @@ def read_timeline(path: str) -> Timeline:
                 if entry.get("isApiErrorMessage") is True:
                     continue  # an API error ends the turn without a Stop (StopFailure)
                 for use in _tool_uses(entry):
+                    if timeline.agent == "gemini":  # a reply appended again carries its earlier calls too
+                        if str(use.get("id", "")) in calls:
+                            continue
+                        calls.add(str(use.get("id", "")))
                     walk.emit(_tool_event(use), number, offset)
                     if subagents is None:
                         subagents = kept_subagents(path)
@@ -249,6 +278,12 @@ def read_timeline(path: str) -> Timeline:
         if walk is not None:
             walk.stop()
     return timeline
+
+
+def _gemini_session(entry: dict[str, Any]) -> bool:
+    """The first line of a Gemini CLI chat recording: the session's fields, no conversation."""
+    return (isinstance(entry.get("sessionId"), str) and isinstance(entry.get("projectHash"), str)
+            and "type" not in entry and "message" not in entry)
 
 
 def _stamp(entry: dict[str, Any], last: str) -> str:

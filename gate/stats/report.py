@@ -9,7 +9,7 @@ from gate.session.audit import read_audit
 from gate.stats.agent_search import GATE as AGENT_SEARCH
 from gate.stats.agent_search import agent_search_figures
 from gate.stats.agent_search import render_line as agent_search_line
-from gate.stats.agents import agent_figures
+from gate.stats.agents import agent_figures, is_write
 from gate.stats.agents import render_line as agents_line
 from gate.stats.health import failure_figures, latency_figures
 from gate.stats.injection import injection_figures
@@ -38,6 +38,9 @@ def _restatement(records: list[dict[str, Any]], selection: Selection) -> Restate
 def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict[str, Any]:
     everything = [r for r in read_audit() if r.get("synthetic") is not True]
     records, failures = select(everything, selection)
+    # The memories agents stored (`gate remember` in an agent's shell) are no hook evaluation: counted per agent.
+    writes = [r for r in records if is_write(r)]
+    records = [r for r in records if not is_write(r)]
     sessions = len({r.get("session") for r in records if r.get("session")})
     writeback = writeback_figures(records, cap)
     # What subagents were given is reported apart: the main conversation's figures are the main context's.
@@ -52,7 +55,7 @@ def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict
         "use": usage_figures(main, restatement=_restatement(main, selection)),
         "agent_search": agent_search_figures(main),
         "subagents": subagent_figures(records),
-        "agents": agent_figures(records),
+        "agents": agent_figures(records, writes),
         "writeback": writeback,
         "adoption": adoption_figures(writeback, sessions),
         "health": {

@@ -36,7 +36,8 @@ def pick(
     """(session, prompt number, the session's turns) for the request; the last turn when no prompt is given."""
     records = [r for r in records if r.get("synthetic") is not True and not is_failed_open(r)]
     if session is None:
-        mine = [r for r in records if project is None or r.get("project") == project]
+        # (a record of no session — a project's mute, a Gemini agent's `gate remember` — names no turn to trace)
+        mine = [r for r in records if (project is None or r.get("project") == project) and r.get("session")]
         if not mine:
             where = f"project {project}" if project else "any project"
             raise NotFoundError(

@@ -137,6 +137,13 @@ def test_a_fix_turn_is_blocked_at_stop_and_the_remember_it_names_runs_in_codex(
     assert Path(words[0]).is_absolute() and words[1] == "remember", shown["command"]
     found = gate.search("ledger totals a cent off")
     assert any(TITLE in str(hit) for hit in found["hits"]), found
+    # 3. The memory says Codex wrote it, in this session (CODEX_THREAD_ID in its shell is the hooks' session_id),
+    # and `gate stats` counts it as Codex's.
+    writes = [r for r in gate.audit() if r.get("event") == "Remember"]
+    assert [(w["agent"], w["session"]) for w in writes] == [("codex", session)], writes
+    memory = gate.json("show", writes[0]["id"])
+    assert (memory["title"], memory["agent"], memory["session"]) == (TITLE, "codex", session), memory
+    assert gate.json("stats")["agents"]["codex"]["written"] == 1
 
 
 ROUNDING_TITLE = "Invoice totals round half to even (ROUND_HALF_EVEN): the finance team's rule for billing"

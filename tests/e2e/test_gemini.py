@@ -139,6 +139,17 @@ def test_a_fix_turn_is_blocked_at_after_agent_and_the_remember_it_names_stores_t
     assert Path(words[0]).is_absolute() and words[1] == "remember", shown["command"]
     found = gate.search("ledger totals a cent off")
     assert any(TITLE in str(hit) for hit in found["hits"]), found
+    # 3. The memory says Gemini wrote it (GEMINI_CLI=1 in its shell; Gemini gives the shell no session id), and
+    # `gate stats` counts it as Gemini's.
+    writes = [r for r in gate.audit() if r.get("event") == "Remember"]
+    assert [w["agent"] for w in writes] == ["gemini"], writes
+    memory = gate.json("show", writes[0]["id"])
+    assert (memory["title"], memory["agent"]) == (TITLE, "gemini"), memory
+    assert gate.json("stats")["agents"]["gemini"]["written"] == 1
+    # 4. `gate replay` reads the session's real chat recording (gate/replay/timeline.py) and blocks the fix turn.
+    replay = gate.json("replay", stops[0]["transcript"])
+    assert replay["unreadable"] == {} and replay["total"]["agents"] == {"gemini": 1}, replay
+    assert replay["sessions"][0]["session"] == session and replay["sessions"][0]["blocks"] >= 1, replay["sessions"][0]
 
 
 ROUNDING_TITLE = "Invoice totals round half to even (ROUND_HALF_EVEN): the finance team's rule for billing"

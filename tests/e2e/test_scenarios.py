@@ -159,6 +159,9 @@ def test_writeback_blocks_then_the_agent_stores(claude: Claude, wired: GateCli, 
     stored = wired.json("show", hits[0]["id"])
     assert stored["id"] in json.dumps(results[1]["content"]), "the agent saw the new id"
     assert stored["kind"] == "fix"
+    # written in Claude Code's Bash tool: the memory and the audit name the agent and the session (issue 45)
+    assert (stored["agent"], stored["session"]) == ("claude-code", run.session_id), stored
+    assert [r["id"] for r in audit(wired, "Remember", run.session_id)] == [stored["id"]]
 
     stops = audit(wired, "Stop", run.session_id)
     assert [s["decision"] for s in stops] == ["blocked", "allowed"], stops

@@ -60,6 +60,8 @@ def to_toml(memory: Memory) -> str:
     # Scalars first, then the body, then tables, so that a person reads the fact before the plumbing.
     ordered = {k: data[k] for k in ("id", "kind", "title", "status", "scope", "source", "project",
                                    "created", "updated", "session", "tags", "paths", "triggers")}
+    if data.get("agent"):  # written only when known: a file without it reads as before
+        ordered["agent"] = data["agent"]
     if data["cues"]:
         ordered["cues"] = data["cues"]
     if data.get("derived_cues"):

@@ -19,7 +19,7 @@ from gate.rules import load_rules
 from gate.session import turn_cues
 from gate.session.prompt_terms import PromptTerms
 from gate.session.transcript import read_turn
-from gate.session.turn_cues import TurnCues, derive, find_transcript, for_session, prompt_words, runs_this_call
+from gate.session.turn_cues import TurnCues, derive, find_transcript, for_session, prompt_words
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import SESSION, Transcript
@@ -372,4 +372,4 @@ def test_the_call_running_gate_remember_is_one_without_a_result_that_names_the_t
         t.assistant({"type": "tool_use", "id": "toolu_running", "name": name, "input": tool_input})
     path = tmp_path / "s.jsonl"
     path.write_text(t.text(), encoding="utf-8")
-    assert runs_this_call(read_turn(str(path)), title) is runs
+    assert turn_cues.runs_this_call(read_turn(str(path)), title) is runs

@@ -286,7 +286,7 @@ def for_session(session: str, paths: ProjectPaths, cwd: str | None = None, title
     transcript = find_transcript(session, roots)
     if transcript is None:
         return TurnCues()
-    turn = settled_turn(transcript, title, float(_number(rules, "wait_seconds", 3.0)))
+    turn = settled_turn(transcript, title, float(_number(rules, "wait_seconds", 5.0)))
     if turn.from_fallback:
         return TurnCues()
     common = common_in_project(PromptTerms.load(paths), rules)

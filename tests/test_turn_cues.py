@@ -373,3 +373,13 @@ def test_the_call_running_gate_remember_is_one_without_a_result_that_names_the_t
     path = tmp_path / "s.jsonl"
     path.write_text(t.text(), encoding="utf-8")
     assert turn_cues.runs_this_call(read_turn(str(path)), title) is runs
+
+
+def test_a_command_the_user_ran_from_the_prompt_is_the_call_when_it_names_the_title(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    for prompt, runs in ((f"<bash-input>gate remember {shlex.quote(TITLE)}</bash-input>", True),
+                         ("<bash-input>make deploy</bash-input>", False), (f"remember: {TITLE}", False)):
+        t = Transcript()
+        t.prompt(prompt)
+        path.write_text(t.text(), encoding="utf-8")
+        assert turn_cues.runs_this_call(read_turn(str(path)), TITLE) is runs, prompt

@@ -4,7 +4,9 @@ and the error lines the turn saw, from the session's transcript, kept apart from
 from __future__ import annotations
 
 import json
+import shlex
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from gate.claude_code import project_sessions_dir
 from gate.memory.store.secrets import find_secret
 from gate.paths import ProjectPaths
 from gate.rules import load_rules
+from gate.session import turn_cues
 from gate.session.prompt_terms import PromptTerms
 from gate.session.transcript import read_turn
 from gate.session.turn_cues import TurnCues, derive, find_transcript, for_session, prompt_words
@@ -34,6 +37,13 @@ TRACEBACK = (
 TITLE = "Reconciliation must run before the ledger exporter, or the exporter reads half-written totals"
 
 
+def _running(t: Transcript, title: str, tool_id: str = "toolu_this_call") -> Transcript:
+    """The Bash call that runs `gate remember TITLE`, as the transcript holds it while the command runs: asked for,
+    no result yet."""
+    command = f"gate remember {shlex.quote(title)} --kind gotcha"
+    return t.assistant({"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": command}})
+
+
 def _turn() -> Transcript:
     t = Transcript()
     t.prompt("rename the invoice printer module").say("Renamed.")
@@ -44,7 +54,7 @@ def _turn() -> Transcript:
            is_error=True)
     t.tool("Read", {"file_path": "/workspace/project/jobs/reconcile.py"}, "def run(): ...")
     t.say("The exporter must wait for the reconciliation.")
-    return t
+    return _running(t, TITLE)
 
 
 @pytest.fixture
@@ -134,8 +144,9 @@ def test_no_secret_is_ever_a_cue(gate, project: Path, agent: Path) -> None:
     t.prompt(f"the deploy from postgres://billing_app:{password}@db.prod.example.com:5432/ledger fails with key "
              f"{key} when the artifact uploader retries; fix the uploader retries")
     t.tool("Bash", {"command": "make deploy"}, f"Exit code 2\nerror: access denied for {key}\n", is_error=True)
-    _write_transcript(project, t)
-    code, out, err = gate("remember", "The artifact uploader retries with a fresh session token")
+    title = "The artifact uploader retries with a fresh session token"
+    _write_transcript(project, _running(t, title))
+    code, out, err = gate("remember", title)
     assert code == 0, err  # stored: the secret was left out, not refused
     derived = _stored(project, out.strip())["derived_cues"]
     assert key not in derived and key.lower() not in derived, derived
@@ -270,3 +281,105 @@ def test_a_background_tasks_notification_is_not_the_users_words(tmp_path: Path) 
     path.write_text(t.text(), encoding="utf-8")
     cues = derive(read_turn(str(path)), load_rules("remember")["turn_cues"], lambda term: False, load_rules("text"))
     assert (cues.words, cues.errors) == ([], ["error: exporter lost its database lease"])
+
+
+# --- a transcript still being written (issue 44's flaky e2e test) -------------------------------------------------
+# Claude Code 2.1.332 appends its transcript from a queue it writes every 100 ms, and runs a tool without waiting
+# for that write: `gate remember` may start when the file holds the prompt and the failed call, but not yet that
+# call's result nor the call running gate. Measured in the e2e test with the CLI's writes of the transcript held
+# back: the memory got the prompt's words and no error line.
+
+
+def _in_pieces(t: Transcript) -> tuple[str, list[str]]:
+    """The transcript as Claude Code may have written it when the running call starts (up to the failed call's
+    result), and the rest as it arrives: the result with half of the last line (torn), then that line's end."""
+    lines = t.text().splitlines(keepends=True)
+    result = next(n for n, line in enumerate(lines) if '"tool_result"' in line)
+    last = lines[-1]
+    return "".join(lines[:result]), ["".join(lines[result:-1]) + last[: len(last) // 2], last[len(last) // 2 :]]
+
+
+def test_a_transcript_still_being_written_is_read_once_the_call_storing_the_memory_is_in_it(
+    gate, project: Path, agent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = Transcript()
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "pytest -q tests/test_reconcile.py"}, TRACEBACK, is_error=True)
+    early, rest = _in_pieces(_running(t, TITLE))
+    path = _write_transcript(project, Transcript())
+    path.write_text(early, encoding="utf-8")
+    waits: list[float] = []
+
+    def the_cli_writes_on(seconds: float) -> None:  # each pause of gate's: Claude Code's timer writes a piece
+        waits.append(seconds)
+        if rest:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(rest.pop(0))
+
+    monkeypatch.setattr(turn_cues, "_sleep", the_cli_writes_on, raising=False)
+    code, out, err = gate("remember", TITLE, "--kind", "gotcha")
+    assert code == 0, err
+    derived = _stored(project, out.strip())["derived_cues"]
+    words, *errors = derived.split("; ")
+    assert errors == ["KeyError: 'ledger_exporter_batch'"], derived  # the failed call's result, written late
+    assert words.split()[0] == "reconciliation", derived
+    assert len(waits) == 2 and not rest, waits  # read again until the torn last line (the running call) is whole
+
+
+@pytest.mark.parametrize("wait", [0.1, 0])
+def test_a_call_that_does_not_name_the_title_is_waited_for_at_most_wait_seconds(
+    gate, project: Path, agent: Path, monkeypatch: pytest.MonkeyPatch, wait: float
+) -> None:
+    """A script the agent ran stores the memory: no call in the transcript names the title. After
+    rules/remember.toml wait_seconds the turn is taken as it is; 0 reads it at once."""
+    rules = project / ".gate" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "remember.toml").write_text(f"[turn_cues]\nwait_seconds = {wait}\n", encoding="utf-8")
+    waits: list[float] = []
+    monkeypatch.setattr(turn_cues, "_sleep", lambda seconds: (waits.append(seconds), time.sleep(seconds)))
+    t = Transcript()
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "pytest -q tests/test_reconcile.py"}, TRACEBACK, is_error=True)
+    t.assistant({"type": "tool_use", "id": "toolu_script", "name": "Bash", "input": {"command": "./store-notes.sh"}})
+    _write_transcript(project, t)
+    code, out, err = gate("remember", TITLE)
+    assert code == 0, err
+    assert "KeyError: 'ledger_exporter_batch'" in _stored(project, out.strip())["derived_cues"]
+    assert bool(waits) == (wait > 0), waits
+
+
+QUOTED = "The exporter's batch key is the ledger and the day"  # shell-quoted, its apostrophe is no longer one
+
+
+@pytest.mark.parametrize(
+    ("name", "tool_input", "result", "title", "runs"),
+    [
+        ("Bash", {"command": f"gate remember {shlex.quote(TITLE)} --kind gotcha"}, False, TITLE, True),
+        ("Bash", {"command": f"cd /workspace/project && gate remember {shlex.quote(QUOTED)}"}, False, QUOTED, True),
+        ("Bash", {"command": f"gate remember {shlex.quote(TITLE)}"}, True, TITLE, False),  # an earlier call, done
+        ("Bash", {"command": "python3 -c 'raise KeyError(1)'"}, False, TITLE, False),  # its result not written yet
+        ("Agent", {"prompt": "store what you find"}, False, TITLE, True),  # a subagent's calls: in its own transcript
+    ],
+)
+def test_the_call_running_gate_remember_is_one_without_a_result_that_names_the_title(
+    tmp_path: Path, name: str, tool_input: dict, result: bool, title: str, runs: bool
+) -> None:
+    t = Transcript()
+    t.prompt(PROMPT)
+    if result:
+        t.tool(name, tool_input, "m-1a2b3c")
+    else:
+        t.assistant({"type": "tool_use", "id": "toolu_running", "name": name, "input": tool_input})
+    path = tmp_path / "s.jsonl"
+    path.write_text(t.text(), encoding="utf-8")
+    assert turn_cues.runs_this_call(read_turn(str(path)), title) is runs
+
+
+def test_a_command_the_user_ran_from_the_prompt_is_the_call_when_it_names_the_title(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    for prompt, runs in ((f"<bash-input>gate remember {shlex.quote(TITLE)}</bash-input>", True),
+                         ("<bash-input>make deploy</bash-input>", False), (f"remember: {TITLE}", False)):
+        t = Transcript()
+        t.prompt(prompt)
+        path.write_text(t.text(), encoding="utf-8")
+        assert turn_cues.runs_this_call(read_turn(str(path)), TITLE) is runs, prompt

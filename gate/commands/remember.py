@@ -310,7 +310,7 @@ def _turn_cues(args: argparse.Namespace, paths: ProjectPaths) -> str:
             cwd: str | None = os.getcwd()
         except OSError:  # the cwd was deleted
             cwd = None
-        return for_session(session, paths, cwd).text
+        return for_session(session, paths, cwd, args.title).text
     except Exception:  # cues are a help: no reading of a transcript may cost the agent its memory
         return ""
 

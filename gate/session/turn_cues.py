@@ -12,12 +12,19 @@ transcript and keeps, apart from the writer's cues (Memory.derived_cues):
 
 Nothing that looks like a secret is kept (a word or line a secret pattern matches is dropped). No session, no
 transcript, a turn without a prompt: no cues, and nothing said. Limits: rules/remember.toml [turn_cues].
+
+The transcript may lag the command that reads it: Claude Code appends its lines from a queue it writes on a
+100 ms timer, and runs a tool without waiting for that write (measured on 2.1.332). A `gate remember` that
+starts early finds its turn's prompt but not yet the result of the command that failed just before it. So
+the turn is read again until the call that runs this command is in the file (settled_turn): lines are written
+in the order they were queued, and that call was queued after everything the model had seen.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,6 +34,9 @@ if TYPE_CHECKING:
     from gate.paths import ProjectPaths
     from gate.session.prompt_terms import PromptTerms
     from gate.session.turn import Turn
+
+_POLL_SECONDS = 0.02  # between two reads of a transcript that does not hold the running call yet
+_SPAWN_TOOLS = ("Agent", "Task")  # a subagent's calls are written to its own transcript, not the session's
 
 _TOKEN = re.compile(r"[^\W_]+")  # the analyzer's tokens (gate/textproc.py TOKEN), as the user wrote them
 
@@ -218,11 +228,56 @@ def common_in_project(table: PromptTerms, rules: Mapping[str, Any]) -> Callable[
     return lambda term: table.share(term) >= share
 
 
-def for_session(session: str, paths: ProjectPaths, cwd: str | None = None) -> TurnCues:
-    """The cues of the session's current turn, for a memory of the project `paths`."""
+def _names_title(command: str, title: str) -> bool:
+    from gate.shellwords import split_words
+
+    return title in command or title in (split_words(command) or [])
+
+
+def runs_this_call(turn: Turn, title: str) -> bool:
+    """Whether the turn holds the call that runs this `gate remember`: a Bash call still without a result whose
+    command names the memory's title, a subagent still at work (its calls go to a transcript of its own), or
+    the user's own `!` command that names it (a prompt of its own, `<bash-input>…`)."""
+    done = {result.tool_use_id for result in turn.tool_results}
+    for use in turn.tool_uses:
+        if use.id in done:
+            continue
+        if use.name in _SPAWN_TOOLS:
+            return True
+        command = use.input.get("command")
+        if use.name == "Bash" and isinstance(command, str) and _names_title(command, title):
+            return True
+    return turn.prompt.lstrip().startswith("<bash-input>") and title in turn.prompt
+
+
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def settled_turn(transcript: str, title: str, wait: float) -> Turn:
+    """The current turn, once the call running this command is written (at most `wait` seconds later).
+
+    Claude Code writes the lines it queued in order, and queues the message that asks for a call before it runs
+    that call: when the call is in the file, so is every result the model had seen (the failed command's).
+    Without it (a script the agent ran, whose command does not name the title), after `wait` seconds the turn
+    is taken as it is. A torn last line is not parsed, so it counts as not written yet."""
+    from gate.session.transcript import read_turn
+
+    deadline = time.monotonic() + max(0.0, wait)
+    while True:
+        turn = read_turn(transcript)
+        if turn.from_fallback or not title.strip() or runs_this_call(turn, title.strip()):
+            return turn
+        if time.monotonic() >= deadline:
+            return turn
+        _sleep(_POLL_SECONDS)
+
+
+def for_session(session: str, paths: ProjectPaths, cwd: str | None = None, title: str = "") -> TurnCues:
+    """The cues of the session's current turn, for a memory of the project `paths`. With the memory's `title`,
+    the turn is read once the call that stores it is in the transcript (settled_turn; rules: wait_seconds)."""
     from gate.rules import load_rules
     from gate.session.prompt_terms import PromptTerms
-    from gate.session.transcript import read_turn
 
     rules = load_rules("remember", paths.root).get("turn_cues", {})
     if not rules.get("enabled", True):
@@ -231,7 +286,7 @@ def for_session(session: str, paths: ProjectPaths, cwd: str | None = None) -> Tu
     transcript = find_transcript(session, roots)
     if transcript is None:
         return TurnCues()
-    turn = read_turn(transcript)
+    turn = settled_turn(transcript, title, float(_number(rules, "wait_seconds", 5.0)))
     if turn.from_fallback:
         return TurnCues()
     common = common_in_project(PromptTerms.load(paths), rules)

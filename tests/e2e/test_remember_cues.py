@@ -56,9 +56,6 @@ def _memory_file(gate_home: Path, memory_id: str) -> dict:
     return tomllib.loads(file.read_text(encoding="utf-8"))
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "flaky, cause not found: in 2 of 4 full CI passes and about 1 in 30 runs alone, the memory's derived cues held "
-    "the prompt's words but not the failed command's error line (both failing runs slow: 8.7 s against 2.4 s)"))
 def test_a_memory_stored_without_cues_carries_the_turns_words_and_error(
     claude: Claude, gate: GateCli, model_server: ModelServer, e2e_dirs: E2EDirs, gate_bin: Path
 ) -> None:

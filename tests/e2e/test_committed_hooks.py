@@ -82,7 +82,7 @@ def test_a_teammate_without_gate_is_shown_one_line_the_model_never_reads(
     starts = [e for e in run.events if e.get("hook_event") == "SessionStart" and "output" in e]
     assert starts, [e.get("type") for e in run.events]
     (said,) = {json.loads(e["output"])["systemMessage"] for e in starts}
-    assert said == wiring.NOT_INSTALLED and "./install.sh" in said
+    assert said == wiring.NOT_INSTALLED and "README" in said
     assert all(e.get("exit_code", 0) == 0 for e in starts)
     shown = shown_text(run.requests)
     assert "memory-gate" not in shown and "not set up" not in shown  # shown to the user, not to the model

@@ -202,6 +202,12 @@ def check_stop(agent: str) -> Check:
         if agent == GEMINI:
             return f"exit {rc}: {err.decode(errors='replace')[-200:]}" if rc else _check_gemini("AfterAgent", out)
         answer = _answer(out) or {}
+        if agent == CLAUDE:  # Claude Code's block: the Stop's additionalContext (gate.hook.claude_code_stop)
+            specific = answer.get("hookSpecificOutput") if set(answer) == {"hookSpecificOutput"} else None
+            reason = specific.get("additionalContext") if isinstance(specific, dict) else None
+            if rc != 0 or not isinstance(reason, str) or not reason.strip():
+                return f"exit {rc}, no block: {out[:200]!r} {err.decode(errors='replace')[-200:]}"
+            return None
         reason = answer.get("reason")
         if rc != 0 or answer.get("decision") != "block" or not isinstance(reason, str) or not reason.strip():
             return f"exit {rc}, no block: {out[:200]!r} {err.decode(errors='replace')[-200:]}"

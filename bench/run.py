@@ -291,8 +291,11 @@ def check_floor(rc: int, out: bytes, err: bytes) -> str | None:
 
 
 def check_block(rc: int, out: bytes, err: bytes) -> str | None:
+    """Claude Code's Stop block as gate answers it: the Stop's additionalContext (gate.hook.claude_code_stop)."""
     answer = _json_object(out) or {}
-    if rc != 0 or answer.get("decision") != "block":
+    specific = answer.get("hookSpecificOutput") if set(answer) == {"hookSpecificOutput"} else None
+    context = specific.get("additionalContext") if isinstance(specific, dict) else None
+    if rc != 0 or not isinstance(context, str) or not context.startswith("MEMORY CHECK"):
         return f"exit {rc}, no block: {out[:200]!r} {err[-200:]!r}"
     return None
 

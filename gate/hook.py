@@ -5,6 +5,7 @@ The gates read events in Claude Code's spelling and answer in it. The agent the 
 command `gate install` wires (`--agent codex`, `--agent gemini`; none: Claude Code); for another agent than
 Claude Code its host module (gate/hosts/<agent>/hook_io.py, imported only then) reads the event into those terms
 (its event names too: Gemini's BeforeAgent is UserPromptSubmit) and writes the answer in that agent's schema.
+For Claude Code itself a Stop's block goes out as the Stop's additionalContext (claude_code_stop).
 
 Standard library and tantivy only, imported per event. It fails open: any error ends with exit 0, no
 stdout, and one line in the error log. It never blocks a user prompt and never blocks compaction — the
@@ -165,6 +166,8 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
     output = outcome.output
     if host is not None:
         output = host.write_verdict(event_name, output, event)
+    elif event_name == "Stop" and output is not None:
+        output = claude_code_stop(output)
     # ASCII JSON (non-ASCII as \u escapes): writable whatever the locale's stdout encoding, and a lone
     # surrogate read from a transcript cannot make the write fail after the gate has decided.
     text = json.dumps(output) if output is not None else None
@@ -191,6 +194,18 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
         record.update(outcome.extra)
         write_audit(record, int(settings.get("audit_max_bytes", 20_000_000)), sources=_free_text(event))
     return text
+
+
+def claude_code_stop(output: dict[str, Any]) -> dict[str, Any]:
+    """The write-back gate's block as Claude Code takes it from a Stop hook: the reason as the Stop's
+    `additionalContext`, which continues the turn as a block does (the next Stop has stop_hook_active, the CLI's
+    cap of consecutive blocks holds) and reaches the model once, as "Stop hook additional context: <reason>".
+    `{"decision":"block"}` reaches it twice (measured on 2.1.332): "Stop hook feedback: <reason>", then "Stop hook
+    blocking error from command: "<the hook's command>": <reason>"; exit 2 once, but with the command in front."""
+    reason = output.get("reason")
+    if output.get("decision") != "block" or not isinstance(reason, str):
+        return output
+    return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason}}
 
 
 def _continuation(host: Any, ctx: HookContext, ledger: Ledger) -> Outcome | None:

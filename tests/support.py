@@ -72,6 +72,20 @@ def hook_in_process(event: dict[str, Any]) -> str:
     return buffer.getvalue().decode()
 
 
+def stop_verdict(answer: str | dict[str, Any] | None) -> dict[str, Any] | None:
+    """The write-back gate's block read back from a Claude Code Stop hook's stdout (or its parsed JSON):
+    {"decision": "block", "reason": …} when the answer is exactly the Stop's additionalContext
+    (gate.hook.claude_code_stop), None for no answer; any other shape fails the test."""
+    if not answer:
+        return None
+    data = json.loads(answer) if isinstance(answer, str) else answer
+    assert set(data) == {"hookSpecificOutput"}, data
+    specific = data["hookSpecificOutput"]
+    assert isinstance(specific, dict) and set(specific) == {"hookEventName", "additionalContext"}, specific
+    assert specific["hookEventName"] == "Stop", specific
+    return {"decision": "block", "reason": specific["additionalContext"]}
+
+
 def without_fix_guard(project: Any) -> None:
     """A project rules layer that turns the write-back fix guard off. For tests that end one fix turn again and
     again to reach the write-back cap (or to see each block): the same fix again is its debugging loop going on,

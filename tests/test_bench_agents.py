@@ -97,7 +97,8 @@ def test_the_codex_rows_run_the_command_codex_is_wired_with_and_their_checks_tel
         answers.append(run(argv, event))
     assert stop(*answers[0]) is None, answers[0]
     # the Claude Code host blocks the same turn, but names gate plainly: not what the Codex row claims
-    assert json.loads(answers[1][1])["decision"] == "block" and stop(*answers[1]) is not None
+    assert json.loads(answers[1][1])["hookSpecificOutput"]["additionalContext"].startswith("MEMORY CHECK")
+    assert stop(*answers[1]) is not None and agents.check_stop(agents.CLAUDE)(*answers[1]) is None
 
 
 # --- Gemini (issue 45: bench rows per agent) ---------------------------------------------------------------------

@@ -121,13 +121,15 @@ def test_doctor_says_the_project_is_muted(duration: str | None, gate: Gate, proj
 # --- 3. the set-up messages say what the README says -----------------------------------------------------------
 
 
-def test_a_teammate_is_told_the_one_command_of_the_readme() -> None:
+def test_a_teammate_is_pointed_to_the_readme_and_its_one_command() -> None:
+    """The line a teammate without gate is shown says what is missing and where to read more, in a few words: the
+    README, whose one command sets gate up and wires the project."""
     from gate.install import wiring
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "./install.sh ~/code/my-project" in readme  # the README's one command: set up and wire
-    assert "./install.sh /path/to/this/project" in wiring.NOT_INSTALLED
-    assert "then gate install" not in wiring.NOT_INSTALLED  # not a second step the README does not have
+    assert wiring.NOT_INSTALLED.startswith("memory-gate not installed") and "README" in wiring.NOT_INSTALLED
+    assert len(wiring.NOT_INSTALLED.split()) <= 12
     assert not set("'\"\\") & set(wiring.NOT_INSTALLED)  # it sits in a JSON string inside '...'
     assert json.dumps(wiring.NOT_INSTALLED) in wiring.PORTABLE_SESSION_START
 
@@ -137,7 +139,7 @@ def test_a_command_committed_by_an_earlier_gate_is_still_portable(gate: Gate, pr
     to doctor, and `gate install` replaces them."""
     from gate.install import wiring
 
-    assert len(wiring.EARLIER_PORTABLE) == 2
+    assert len(wiring.EARLIER_PORTABLE) == 3  # two on stderr for every event, then SessionStart's long line
     for earlier in sorted(wiring.EARLIER_PORTABLE):
         assert wiring.is_portable(earlier)
         assert gate("install", "--project", str(project))[0] == 0

@@ -4,11 +4,11 @@ rules/writeback.toml [fix_guard]) — through the real hook entry point, in fres
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+import support
 from test_reminder_hooks import Hook, Session, audit
 
 from gate.gates.writeback.fixguard import names, same_fix
@@ -38,7 +38,7 @@ def stops() -> list[dict[str, Any]]:
 
 
 def blocked(out: str) -> bool:
-    return bool(out) and json.loads(out)["decision"] == "block"
+    return support.stop_verdict(out) is not None
 
 
 def test_a_loop_that_confirms_a_fix_each_turn_blocks_once_then_reminds(

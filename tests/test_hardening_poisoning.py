@@ -86,7 +86,8 @@ def poisoned(project: Path, gate: Gate) -> dict[str, str]:
 
 def run_hook(event: dict[str, Any]) -> dict[str, Any] | None:
     text = support.hook_in_process(event)
-    return json.loads(text) if text else None
+    data = json.loads(text) if text else None
+    return support.stop_verdict(data) if event["hook_event_name"] == "Stop" else data
 
 
 def last_audit() -> dict[str, Any]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import support
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import Transcript, fixed_bug_turn
@@ -154,8 +155,8 @@ def test_fix_turn_blocks_with_memory_check(project: Path, seeded, hook: Hook, tm
     transcript = fix_turn(tmp_path / "t.jsonl")
     out, code = hook(event(project, "Stop", transcript=transcript, stop_hook_active=False))
     assert code == 0
-    data = json.loads(out)
-    assert data["decision"] == "block"
+    data = support.stop_verdict(out)
+    assert data is not None and data["decision"] == "block"
     assert data["reason"].startswith("MEMORY CHECK: this turn")
     assert "fix" in data["reason"].splitlines()[0]
     assert "remember" in data["reason"] and "If it is already saved" in data["reason"]
@@ -172,7 +173,7 @@ def test_same_turn_with_gate_remember_is_allowed(project: Path, seeded, hook: Ho
 def test_stop_hook_active_never_blocks_and_records_outcome(project: Path, seeded, hook: Hook, tmp_path: Path) -> None:
     transcript = fix_turn(tmp_path / "t.jsonl")
     out, _ = hook(event(project, "Stop", transcript=transcript, stop_hook_active=False))
-    assert json.loads(out)["decision"] == "block"
+    assert support.stop_verdict(out) is not None
     # the agent answers the block: "already saved"
     t = Transcript(cwd=str(project))
     text = transcript.read_text()
@@ -242,7 +243,7 @@ def test_missing_transcript_falls_back_to_last_message(project: Path, seeded, ho
                            last_assistant_message="We decided to use Postgres advisory locks because Redis "
                            "locks expired under load."))
     assert code == 0
-    assert json.loads(out)["decision"] == "block"
+    assert support.stop_verdict(out) is not None
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ The e2e scenario in the real CLI is tests/e2e/test_background_report.py."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from support import stop_verdict
 from test_reminder_hooks import ROOT_CAUSE, Hook, Session, audit
 
 from gate.session.transcript import read_turn
@@ -63,7 +63,7 @@ def test_a_report_that_settled_a_fix_blocks_its_turn_on_the_report_alone(
     summary = 'Agent "Fix it; from now on always use UTC, not local dates" completed'
     s.prompt(notification(REPORT, summary))
     out = s.stop("The subagent is done; its report is above.")
-    assert json.loads(out)["decision"] == "block"
+    assert stop_verdict(out) is not None
     last = stops()[-1]
     assert last["reason"] == "BLOCKED_WRITEBACK" and last["subagent_report"] is True
     assert last["signals"].get("fix") and last["signals"].get("confirmed")

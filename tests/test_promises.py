@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 from cli_transcript import fixed_bug_turn
-from support import without_fix_guard
+from support import stop_verdict, without_fix_guard
 
 from gate.memory.model import Link, Memory
 from gate.memory.store.files import write_memory
@@ -135,7 +135,7 @@ def consequential_stops(project: Path, transcript: Path, session: str, turns: in
                                    stop_hook_active=False), env=env)
         assert code == 0
         if out:
-            assert json.loads(out)["decision"] == "block"
+            assert stop_verdict(out) is not None
             blocks += 1
             out, code = run_hook(event(project, "Stop", session, transcript_path=str(transcript),
                                        stop_hook_active=True), env=env)
@@ -287,8 +287,8 @@ def test_the_command_gate_install_writes_exits_zero_with_each_answer(
     anchored = answer("PreToolUse", tool_name="Read", tool_input={"file_path": str(project / "src" / "ledger.py")},
                       tool_use_id="toolu_1")
     assert memories["gotcha"] in context(anchored, "PreToolUse")
-    blocked = json.loads(answer("Stop", transcript_path=str(transcript), stop_hook_active=False))
-    assert blocked["decision"] == "block" and blocked["reason"].startswith("MEMORY CHECK")
+    blocked = stop_verdict(answer("Stop", transcript_path=str(transcript), stop_hook_active=False))
+    assert blocked is not None and blocked["decision"] == "block" and blocked["reason"].startswith("MEMORY CHECK")
     assert answer("Stop", transcript_path=str(transcript), stop_hook_active=True) == ""
     assert answer("PreCompact", trigger="manual", custom_instructions="") == ""
     # and a broken event: still exit 0 and silent, with one line in the error log

@@ -75,7 +75,7 @@ FIX_REPLY = "Fixed. The root cause was an off-by-one in the reserve trigger, so 
 DECISION_REPLY = "We decided to keep the ledger in SQLite rather than Postgres because the CLI must run offline."
 
 
-def _session(tmp_path: Path) -> tuple[Path, dict[str, int]]:
+def _session(tmp_path: Path, block_as_context: bool = False) -> tuple[Path, dict[str, int]]:
     t = Transcript()
     at: dict[str, int] = {}
     at["p1"] = t.prompt("How does the payment waterfall fill the reserve account when the trigger fires?")
@@ -85,7 +85,11 @@ def _session(tmp_path: Path) -> tuple[Path, dict[str, int]]:
     t.tool("Edit", {"file_path": "/srv/app/trigger.py", "old_string": ">=", "new_string": ">"}, "ok")
     t.tool("Bash", {"command": "pytest tests/test_trigger.py"}, "3 passed")
     at["s2"] = t.say(FIX_REPLY)
-    t.meta("Stop hook feedback:\nMEMORY CHECK: this turn made a fix and stored nothing.")
+    if block_as_context:  # how Claude Code keeps today's block: the Stop's additionalContext, an attachment line
+        t.add({"type": "attachment", "attachment": {"type": "hook_additional_context", "hookEvent": "Stop",
+               "hookName": "Stop", "content": ["MEMORY CHECK: this turn made a fix and stored nothing."]}})
+    else:
+        t.meta("Stop hook feedback:\nMEMORY CHECK: this turn made a fix and stored nothing.")
     at["s2b"] = t.say("Nothing here worth storing beyond the code itself.")
     at["p3"] = t.prompt("Where should the ledger live: SQLite or Postgres? Pick one, it must work offline.")
     t.tool("Edit", {"file_path": "/srv/app/settings.py", "old_string": "postgres", "new_string": "sqlite"}, "ok")
@@ -96,8 +100,11 @@ def _session(tmp_path: Path) -> tuple[Path, dict[str, int]]:
 # --- the timeline ---------------------------------------------------------------------------------------------
 
 
-def test_timeline_has_the_hook_events_in_order(tmp_path: Path) -> None:
-    path, at = _session(tmp_path)
+@pytest.mark.parametrize("block_as_context", [False, True], ids=["feedback", "stop_context"])
+def test_timeline_has_the_hook_events_in_order(tmp_path: Path, block_as_context: bool) -> None:
+    """A Stop hook's block is read in either form Claude Code keeps it: the "Stop hook feedback:" line of a
+    `decision: block`, or the attachment of a Stop's additionalContext (gate's, gate.hook.claude_code_stop)."""
+    path, at = _session(tmp_path, block_as_context)
     timeline = read_timeline(str(path))
     events = [(s.name, s.line, s.turn) for s in timeline.steps]
     assert events == [

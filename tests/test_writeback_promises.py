@@ -56,9 +56,10 @@ def _block_then_answer(project: Path, hook: Hook, tmp_path: Path, answer: str) -
     s.prompt("The ledger totals are off by a cent, fix it")
     out = s.stop(LEDGER_CAUSE, tools=LEDGER_FIX)
     assert blocked(out)
-    s.t.hook_feedback(json.loads(out)["reason"])
+    reason = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    s.t.stop_hook_context(reason)
     s.stop(answer, active=True)
-    return json.loads(out)["reason"], stops()[-1]
+    return reason, stops()[-1]
 
 
 def test_the_block_s_own_words_answer_it(project: Path, hook: Hook, tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "Project scope (usually committed) wires a command that names no path of this machine: it runs "
             "~/.local/share/memory-gate/hook, this machine's launcher, which project-scope installs write; where "
             "there is none (a teammate without gate) the hooks exit 0, and at session start Claude Code shows one "
-            "line saying how to set gate up. "
+            "line saying gate is not installed. "
             "It also adds permissions.allow rules that let the agent run gate search, show, remember and verify "
             "without an approval prompt (nothing else: a command chained to one of them still asks). Project scope "
             "writes them as `gate`; when gate is not on PATH, so that its messages name it by absolute path, that "

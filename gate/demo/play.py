@@ -163,6 +163,8 @@ def _shown(output: str) -> tuple[str, bool, bool]:
     specific = answer.get("hookSpecificOutput") or {}
     if specific.get("permissionDecision") == "deny":
         return str(specific.get("permissionDecisionReason", "")), False, True
+    if specific.get("hookEventName") == "Stop":  # a Stop's context continues the turn: gate's block
+        return str(specific.get("additionalContext", "")), True, False
     return str(specific.get("additionalContext", "")), False, False
 
 

@@ -93,7 +93,7 @@ def plan_install(scope: str, root: Path, python: str, hooks: bool = True) -> Pla
     if scope == "project" and plan.changes:  # said once, when the file is written, not on every re-run
         plan.notes.append(
             f"note: commit {path.name}; on a teammate's machine without gate its hooks do nothing (exit 0; at "
-            "session start Claude Code shows them one line saying how to set gate up), and once they have set gate "
+            "session start Claude Code shows them one line saying gate is not installed), and once they have set gate "
             "up it works for them as is"
         )
     plan.notes.extend(_other_wiring_notes(scope, root, set(commands.values())))

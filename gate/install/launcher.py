@@ -4,7 +4,7 @@ A project's `.claude/settings.json` is usually committed, so the command wired t
 one machine. It names `$HOME/.local/share/memory-gate/hook`, resolved when the hook runs; that small shell
 script, written by `gate install` (and `install.sh`) on each machine, runs that machine's interpreter. Where it
 is missing — a teammate without gate — the committed command exits 0 (at SessionStart with one line Claude Code
-shows the user, saying how to set gate up), and the session goes on (fail open). The location is fixed under
+shows the user, saying gate is not installed), and the session goes on (fail open). The location is fixed under
 $HOME (not XDG_DATA_HOME, not GATE_HOME): Claude Code may be started from an environment that sets neither, and
 the committed command must find the same file whatever the shell.
 

@@ -70,42 +70,56 @@ def hook_command(python: str) -> str:
 # The commands a project settings file gets (it is usually committed, so they name no machine's paths): run this
 # machine's launcher (gate/install/launcher.py), found under $HOME when the hook runs; where there is none (a
 # teammate without gate), drain the event and exit 0. Claude Code runs them with /bin/sh -c. They hold no prose:
-# after a Stop block the CLI also tells the model "Stop hook blocking error from command: "<the command>"", so
-# whatever the command says reaches the model with every block (an earlier command said "memory-gate is not set
-# up on this machine" there, while gate was blocking). The one exception is SessionStart, which never blocks and
-# is never echoed: where there is no launcher it answers a `systemMessage`, the one line the CLI shows the user
-# ("SessionStart:startup says: …", measured on 2.1.332) and not the model, saying how to set gate up.
-_LAUNCH = f'l="$HOME/{LAUNCHER}"; [ -f "$l" ] && exec /bin/sh "$l"; cat >/dev/null 2>&1;'
-PORTABLE_COMMAND = f"{_LAUNCH} exit 0 {MARKER}"
-NOT_INSTALLED = (
-    "memory-gate is not set up on this machine, so its hooks do nothing; to set it up, run "
-    "./install.sh /path/to/this/project in a memory-gate checkout"
-)
+# the CLI may show a command to the model (after a `decision: block` it sent "Stop hook blocking error from
+# command: "<the command>": …", measured on 2.1.332; an earlier command said "memory-gate is not set up on this
+# machine" there, while gate was blocking). SessionStart, which never blocks and is never echoed, adds the one
+# line a teammate without gate is shown: a `systemMessage`, which the CLI shows the user ("SessionStart:startup
+# says: …") and not the model; a few words, naming what is missing and where to read more.
+def portable_command(agent_args: tuple[str, ...] = ()) -> str:
+    """The committed command that runs this machine's launcher (told the agent, for another agent than Claude
+    Code), or drains the event and exits 0 where there is none."""
+    run = " ".join(('exec /bin/sh "$l"', *agent_args))
+    return f'l="$HOME/{LAUNCHER}"; [ -f "$l" ] && {run}; cat >/dev/null 2>&1; exit 0 {MARKER}'
+
+
+PORTABLE_COMMAND = portable_command()
+# The other agents whose project hooks file runs the launcher (gate/hosts/<agent>/install.py): one command for
+# every event, PORTABLE_COMMAND told the agent. Their CLIs are not shown a line at session start.
+PORTABLE_AGENTS = ("codex", "gemini")
+NOT_INSTALLED = "memory-gate not installed: its hooks do nothing here (see its README)"
 # The message goes out in a JSON string inside '...': no single quote, double quote or backslash in it.
-PORTABLE_SESSION_START = f"""{_LAUNCH} echo '{{"systemMessage":"{NOT_INSTALLED}"}}'; exit 0 {MARKER}"""
+PORTABLE_SESSION_START = PORTABLE_COMMAND.replace(
+    "exit 0", f"""echo '{{"systemMessage":"{NOT_INSTALLED}"}}'; exit 0""")
+_PORTABLE = frozenset({PORTABLE_COMMAND, PORTABLE_SESSION_START} | {
+    portable_command(("--agent", agent)) for agent in PORTABLE_AGENTS})
 
 
-def _earlier(message: str) -> str:
-    return (
-        f'l="$HOME/{LAUNCHER}"; [ -f "$l" ] && exec /bin/sh "$l"; '
-        f"cat >/dev/null 2>&1; echo '{message}' >&2; exit 0 {MARKER}"
-    )
+def _earlier(message: str, agent_args: tuple[str, ...] = ()) -> str:
+    return portable_command(agent_args).replace("exit 0", f"echo '{message}' >&2; exit 0")
 
 
-# Portable commands an earlier gate committed (one command for every event, with the set-up message on stderr):
-# still portable, not "another machine's path"; `gate install` replaces them with the current ones, and
-# `gate uninstall` removes them (every gate command carries the marker).
+# The set-up messages earlier commands carried (on stderr, then at SessionStart in a `systemMessage`).
+_EARLIER_MESSAGES = (
+    "memory-gate: the hooks of this project run memory-gate, which is not set up on this machine, so they do "
+    "nothing here; to set it up, run ./install.sh in a memory-gate checkout, then gate install in this project",
+    "memory-gate: the hooks of this project run memory-gate, which is not set up on this machine, so they do "
+    "nothing here; to set it up, run ./install.sh /path/to/this/project in a memory-gate checkout (one "
+    "command: it installs gate and runs gate install for this project)",
+    "memory-gate is not set up on this machine, so its hooks do nothing; to set it up, run "
+    "./install.sh /path/to/this/project in a memory-gate checkout",
+)
+# Portable commands an earlier gate committed to Claude Code's settings: one command for every event with the
+# set-up message on stderr, then SessionStart's with it in a long `systemMessage`. Still portable, not "another
+# machine's path"; `gate install` replaces them with the current ones, and `gate uninstall` removes them (every
+# gate command carries the marker).
 EARLIER_PORTABLE = frozenset({
-    _earlier(
-        "memory-gate: the hooks of this project run memory-gate, which is not set up on this machine, so they do "
-        "nothing here; to set it up, run ./install.sh in a memory-gate checkout, then gate install in this project"
-    ),
-    _earlier(
-        "memory-gate: the hooks of this project run memory-gate, which is not set up on this machine, so they do "
-        "nothing here; to set it up, run ./install.sh /path/to/this/project in a memory-gate checkout (one "
-        "command: it installs gate and runs gate install for this project)"
-    ),
+    _earlier(_EARLIER_MESSAGES[0]),
+    _earlier(_EARLIER_MESSAGES[1]),
+    PORTABLE_COMMAND.replace("exit 0", f"""echo '{{"systemMessage":"{_EARLIER_MESSAGES[2]}"}}'; exit 0"""),
 })
+# ... and to Codex's and Gemini's project hooks files: one command for every event, the message on stderr.
+EARLIER_AGENT_PORTABLE = frozenset(
+    _earlier(message, ("--agent", agent)) for agent in PORTABLE_AGENTS for message in _EARLIER_MESSAGES[1:])
 
 
 def commands_for(scope: str, python: str) -> dict[str, str]:
@@ -118,7 +132,8 @@ def commands_for(scope: str, python: str) -> dict[str, str]:
 
 
 def is_portable(command: str) -> bool:
-    return command in (PORTABLE_COMMAND, PORTABLE_SESSION_START) or command in EARLIER_PORTABLE
+    """A committed command of this gate or an earlier one (any agent's): it runs this machine's launcher."""
+    return command in _PORTABLE or command in EARLIER_PORTABLE or command in EARLIER_AGENT_PORTABLE
 
 
 def is_gate_command(command: Any) -> bool:

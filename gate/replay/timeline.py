@@ -19,7 +19,8 @@ measured on the real CLI (../shared/docs/claude-code-hooks.md, and Claude Code's
   /model) has no assistant reply and so no Stop.
 - Stop runs when the assistant has finished, with its last block already written; a turn ended by an
   interruption ("[Request interrupted by user") has no Stop. "Stop hook feedback:" means a Stop hook blocked
-  there: that was a Stop, and every later Stop of the turn has stop_hook_active true.
+  there, and so does a Stop hook's additionalContext (an attachment line, how gate blocks since it stopped
+  answering `decision: block`): that was a Stop, and every later Stop of the turn has stop_hook_active true.
 - PreToolUse runs for every tool call of the main conversation (sidechains are subagents: not this session).
 - A subagent (the Agent tool) runs between its spawn's PreToolUse and the tool's result: its own tool calls
   fire PreToolUse with agent_id/agent_type, its end SubagentStop. Recent CLIs keep its transcript beside the
@@ -49,6 +50,7 @@ from gate.session.turn import (
     TOOL_RESULTS,
     classify_user,
     entry_text,
+    is_stop_hook_context,
 )
 
 # Line types that are conversation; every other type (progress, attachment, file-history-snapshot, …) is
@@ -226,6 +228,9 @@ def read_timeline(path: str) -> Timeline:
                 timeline.cwd = base["cwd"] = entry["cwd"]  # the first lines of some versions have none
             kind = entry.get("type")
             if kind not in CONVERSATION:
+                if is_stop_hook_context(entry) and entry.get("isSidechain") is not True:
+                    walk.stop()  # gate's block, as today's gate answers it: a Stop, and the turn goes on
+                    walk.hook_continued = True
                 continue
             if entry.get("isSidechain") is True:
                 timeline.skipped["sidechain"] += 1  # a subagent's conversation: its hooks are not this session's

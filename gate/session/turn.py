@@ -163,6 +163,15 @@ def entry_text(entry: dict[str, Any]) -> str:
     return _block_text(message.get("content") if isinstance(message, dict) else None)
 
 
+def is_stop_hook_context(entry: dict[str, Any]) -> bool:
+    """A Stop hook's additionalContext as the transcript keeps it (an `attachment` line): how gate's block reaches
+    the model in Claude Code (gate.hook.claude_code_stop), the turn going on as after "Stop hook feedback:". (The
+    hooks' backward reader skips attachment lines unparsed; `gate replay`'s walk reads it as a block.)"""
+    attachment = entry.get("attachment") if entry.get("type") == "attachment" else None
+    return (isinstance(attachment, dict) and attachment.get("type") == "hook_additional_context"
+            and attachment.get("hookEvent") == "Stop")
+
+
 def classify_user(entry: dict[str, Any]) -> tuple[str, str]:
     """(role, text) of a `user` line; text is the prompt (or the command's name) for PROMPT and COMMAND."""
     message = entry.get("message")

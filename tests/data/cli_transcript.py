@@ -111,6 +111,22 @@ class Transcript:
         self.lines.append(entry)
         return self
 
+    def stop_hook_context(self, reason: str) -> Transcript:
+        """A Stop hook's additionalContext as Claude Code 2.1.332 keeps it: the hook's run, then an attachment
+        line (no user line): how gate's block reaches the model now (gate.hook.claude_code_stop)."""
+        use = f"{next(self._ids):08x}-0000-4000-8000-000000000000"
+        for attachment in (
+            {"type": "hook_success", "hookName": "Stop", "toolUseID": use, "hookEvent": "Stop", "content": "",
+             "stdout": json.dumps({"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason}}),
+             "stderr": "", "exitCode": 0, "command": "gate-hook # memory-gate", "durationMs": 40},
+            {"type": "hook_additional_context", "content": [reason], "hookName": "Stop", "toolUseID": use,
+             "hookEvent": "Stop"},
+        ):
+            entry = self._base("attachment")
+            entry["attachment"] = attachment
+            self.lines.append(entry)
+        return self
+
     def noise(self, kind: str) -> Transcript:
         """A line the reader must skip; some carry a `message` on purpose."""
         base = {"type": kind, "sessionId": self.session, "timestamp": self._stamp()}

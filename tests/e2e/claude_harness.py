@@ -134,10 +134,23 @@ def stop_hook_overrides(transcript: list[JSON]) -> list[JSON]:
     ]
 
 
+# How the model reads a Stop hook's block (2.1.332): `{"decision":"block"}` as "Stop hook feedback:\n<reason>" (and
+# again in "Stop hook blocking error from command: …"); the Stop's additionalContext, which gate answers
+# (gate.hook.claude_code_stop), as "Stop hook additional context: <reason>", once.
+STOP_CONTEXT = "Stop hook additional context: "
+
+
 def stop_feedback(transcript: list[JSON]) -> list[str]:
-    """The text of every Stop hook feedback the model got (isMeta user lines), in order."""
+    """Every Stop hook block the model got, in order: "Stop hook feedback:" (isMeta user lines, a
+    `decision: block`) and a Stop hook's additionalContext (attachment lines, gate's block), each as the model
+    reads it."""
     out: list[str] = []
     for line in transcript:
+        attachment = line.get("attachment") if line.get("type") == "attachment" else None
+        if isinstance(attachment, dict) and attachment.get("type") == "hook_additional_context" \
+                and attachment.get("hookEvent") == "Stop":
+            out.append(STOP_CONTEXT + "\n".join(str(c) for c in attachment.get("content") or []))
+            continue
         if line.get("type") != "user" or not line.get("isMeta"):
             continue
         content = line.get("message", {}).get("content")

@@ -128,7 +128,12 @@ def test_a_fix_turn_is_blocked_at_stop_and_the_remember_it_names_runs_in_codex(
     assert [s["decision"] for s in stops][:1] == ["blocked"] and stops[0]["reason"] == "BLOCKED_WRITEBACK", stops
     assert len(stops) == 2 and stops[1]["decision"] != "blocked", stops
     assert all(s.get("agent") == "codex" for s in stops)
-    assert CHECK_MARK in shown["check"]
+    # The model's request after the block holds the reason once, and nothing of the hook's command (the committed
+    # one names the launcher and the marker) nor the set-up sentence an earlier command carried.
+    reason = CHECK_MARK + shown["check"].split(CHECK_MARK, 1)[1].split("</hook_prompt>", 1)[0]
+    assert shown["check"].count(CHECK_MARK) == 1 and shown["check"].count(reason) == 1, shown["check"][-3000:]
+    for echoed in ("# memory-gate", "memory-gate/hook", "not set up", "not installed"):
+        assert echoed not in shown["check"], echoed
     # 2. The remember it named ran in Codex's own shell (bash -lc, gate not on its PATH): by absolute path, exit 0.
     outputs = [str(item["payload"].get("output")) for item in rollout_items(codex.codex_home, session)
                if item.get("type") == "response_item" and item["payload"].get("type") == "function_call_output"]

@@ -1,8 +1,9 @@
 """The committed hook commands and the session start in the real CLI (issue 44): what the model reads after a
 Stop block, what a teammate without gate is shown, and what a resumed session is given again.
 
-Measured on Claude Code 2.1.332: after a Stop block the model also reads "Stop hook blocking error from command:
-"<the command>"", so the committed command must say nothing; a SessionStart `systemMessage` is shown to the user
+Measured on Claude Code 2.1.332: after a `{"decision":"block"}` the model also reads "Stop hook blocking error from
+command: "<the command>": <the reason>", so gate blocks with the Stop's additionalContext, which reaches it once and
+without the command (gate.hook.claude_code_stop); a SessionStart `systemMessage` is shown to the user
 ("SessionStart:startup says: …") and never reaches the model; `--resume SID` and `--continue` keep the session id
 and fire SessionStart with source `resume`, the earlier context still in the conversation. The CLI drops a
 SessionStart context identical to one the conversation already holds, so a second index reaches the model once it
@@ -15,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from claude_harness import Claude, E2EDirs, GateCli
+from claude_harness import STOP_CONTEXT, Claude, E2EDirs, GateCli, stop_feedback
 from model_server import JSON, ModelServer, Reply, after_tool_call, last_user_contains, request_text, tail_contains
 
 from gate.install import wiring
@@ -43,19 +44,31 @@ def shown_text(bodies: list[JSON]) -> str:
     return "\n".join(request_text(b) for b in bodies)
 
 
-def test_after_a_stop_block_the_command_the_cli_echoes_says_nothing(
-    claude: Claude, wired: GateCli, model_server: ModelServer
+@pytest.mark.parametrize("scope", ["project", "local"])
+def test_after_a_stop_block_the_model_reads_the_reason_once_and_no_command(
+    claude: Claude, gate: GateCli, e2e_dirs: E2EDirs, model_server: ModelServer, scope: str
 ) -> None:
+    """The model's next request after the write-back gate's block holds the reason once, and nothing of the hook's
+    command: with `{"decision":"block"}` the CLI also sent "Stop hook blocking error from command: "<the command>":
+    <the reason>" (the reason twice, the command once), whatever the command (the committed one, project scope;
+    this machine's interpreter, local scope)."""
+    gate.run("install", "--scope", scope, "--project", str(e2e_dirs.project))
     model_server.when(last_user_contains(FIX_PROMPT), Reply.bash("echo 'patched trigger.py: >= became >'"), times=1)
     model_server.when(after_tool_call("Bash", "patched trigger.py"), Reply.text(FIX_EXPLANATION))
     model_server.when(tail_contains("MEMORY CHECK:"), Reply.text("Not worth keeping: the test covers it."))
     run = claude.run(FIX_PROMPT)
-    shown = shown_text(run.requests)
-    assert shown.count("Stop hook feedback:\nMEMORY CHECK:") == 1, shown[-3000:]
-    assert "not set up" not in shown and "install.sh" not in shown  # (an earlier command said so, while blocking)
-    # the CLI echoes the command after the block: the short one, which says nothing
-    echoed = shown.split("blocking error from command", 1)[1][:400]
-    assert wiring.PORTABLE_COMMAND in echoed, echoed
+    after = [b for b in run.main_requests if "MEMORY CHECK:" in request_text(b)]
+    assert after, shown_text(run.requests)[-3000:]
+    shown = request_text(after[0])  # the model's next request after the block: the whole conversation
+    (block,) = stop_feedback(run.transcript())  # as the transcript keeps it, whichever form the CLI was given
+    reason = "MEMORY CHECK:" + block.split("MEMORY CHECK:", 1)[1]
+    assert shown.count(reason) == 1 and shown.count("MEMORY CHECK:") == 1, shown[-3000:]
+    assert f"{STOP_CONTEXT}{reason}" in shown
+    for echoed in ("blocking error", "from command", wiring.MARKER, "memory-gate/hook", "-I -S -c", "not set up",
+                   "install.sh"):
+        assert echoed not in shown, (echoed, shown[-3000:])
+    assert [r["reason"] for r in gate.audit() if r.get("event") == "Stop"] == ["BLOCKED_WRITEBACK", "ALLOW_STOP_ACTIVE"]
+    assert run.result["result"] == "Not worth keeping: the test covers it."
 
 
 def test_a_teammate_without_gate_is_shown_one_line_the_model_never_reads(
@@ -69,7 +82,7 @@ def test_a_teammate_without_gate_is_shown_one_line_the_model_never_reads(
     starts = [e for e in run.events if e.get("hook_event") == "SessionStart" and "output" in e]
     assert starts, [e.get("type") for e in run.events]
     (said,) = {json.loads(e["output"])["systemMessage"] for e in starts}
-    assert said == wiring.NOT_INSTALLED and "./install.sh" in said
+    assert said == wiring.NOT_INSTALLED and "README" in said
     assert all(e.get("exit_code", 0) == 0 for e in starts)
     shown = shown_text(run.requests)
     assert "memory-gate" not in shown and "not set up" not in shown  # shown to the user, not to the model

@@ -105,6 +105,7 @@ def _fix_turn(gemini: Gemini, server: GeminiServer, project: Path) -> tuple[str,
 
     def remember(body: JSON) -> Turn:
         shown["check"] = html.unescape(content_text(body["contents"][-1]))
+        shown["request"] = html.unescape(request_text(body))
         command = filled_remember_command(shown["check"], TITLE, body="ledger_total() rounded up; tests pass now",
                                           cues="why are ledger totals a cent off")
         shown["command"] = command
@@ -133,7 +134,11 @@ def test_a_fix_turn_is_blocked_at_after_agent_and_the_remember_it_names_stores_t
     assert all(s.get("agent") == "gemini" for s in stops)
     # Gemini's chat recording was read (gate/hosts/gemini/chat.py): the second end saw the `gate remember` run.
     assert stops[1].get("outcome") == "stored", stops[1]
-    assert CHECK_MARK in shown["check"]
+    # The model's request after the block holds the reason once (the prompt Gemini makes of it), and nothing of
+    # the hook's command (the committed one names the launcher and the marker) nor a set-up sentence.
+    assert shown["request"].count(CHECK_MARK) == 1 and shown["check"].count(CHECK_MARK) == 1, shown["request"][-3000:]
+    for echoed in ("# memory-gate", "memory-gate/hook", "not set up", "not installed"):
+        assert echoed not in shown["request"], echoed
     # 2. The remember it named ran in Gemini's shell by absolute path (gate is not on the agent's PATH).
     words = shown["command"].split()
     assert Path(words[0]).is_absolute() and words[1] == "remember", shown["command"]

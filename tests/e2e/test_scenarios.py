@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from claude_harness import (
+    STOP_CONTEXT,
     Claude,
     E2EDirs,
     GateCli,
@@ -80,7 +81,7 @@ def first_shown(turn: Turn) -> str:
 
 def feedback_requests(turn: Turn) -> list[JSON]:
     """The turn's requests that carried Stop hook feedback from the write-back gate."""
-    return [b for b in turn.main_requests if f"Stop hook feedback:\n{CHECK_MARK}" in tail_text(b)]
+    return [b for b in turn.main_requests if f"{STOP_CONTEXT}{CHECK_MARK}" in tail_text(b)]
 
 
 def remember_command(body: JSON) -> Reply:

@@ -69,13 +69,11 @@ def policy_path() -> Path:
 
 
 def hook_command(scope: str, python: str) -> str:
-    """Project scope: this machine's launcher, found under $HOME (the file may be committed), told the agent;
-    user scope: the interpreter itself."""
+    """Project scope: Claude Code's committed command told the agent (wiring.portable_command: this machine's
+    launcher, found under $HOME; where there is none, the event drained and exit 0, with no prose); user scope:
+    the interpreter itself."""
     if scope == "project":
-        return (
-            f'l="$HOME/{launcher.RELATIVE}"; [ -f "$l" ] && exec /bin/sh "$l" {" ".join(AGENT_ARGS)}; '
-            f"cat >/dev/null 2>&1; echo '{wiring.NOT_INSTALLED}' >&2; exit 0 {wiring.MARKER}"
-        )
+        return wiring.portable_command(AGENT_ARGS)
     return f"{shlex.join([*launcher.hook_argv(python), *AGENT_ARGS])} {wiring.MARKER}"
 
 

@@ -74,7 +74,7 @@ def coverage(wired: list[Wired], project_settings: Path | None = None) -> list[C
     runnable: dict[tuple[str, str], list[str]] = {}
     for w in wired:
         if w.command != PLUGIN_COMMAND and not w.env:
-            # the portable commands differ by event (SessionStart's says how to set gate up) but run one launcher
+            # the portable commands differ by event (SessionStart's shows a teammate a line) but run one launcher
             key = wiring.PORTABLE_COMMAND if wiring.is_portable(w.command) else w.command
             runnable.setdefault((w.source, key), []).append(w.event)
     for (source, command), events_of in runnable.items():

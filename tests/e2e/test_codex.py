@@ -321,3 +321,70 @@ def test_a_patch_of_two_files_brings_the_anchors_of_the_second(
     assert after.count(memory_id) > before.count(memory_id) and gotcha in after, after[-3000:]
     fired = [r for r in _audit(gate, run.session_id) if r.get("event") == "PreToolUse" and r["decision"] == "fired"]
     assert fired and memory_id in fired[0]["delivered"], fired
+
+
+# --- MCP tools (issue 45) --------------------------------------------------------------------------------------
+
+NOTES_SERVER = '''
+import json, sys
+TOOLS = [{"name": "write_note", "description": "Write a note",
+          "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
+         {"name": "read_note", "description": "Read the notes", "inputSchema": {"type": "object", "properties": {}}}]
+notes = []
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("id") is None:
+        continue
+    method, params = message.get("method"), message.get("params") or {}
+    if method == "initialize":
+        result = {"protocolVersion": params.get("protocolVersion", "2025-06-18"), "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "notes", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call" and params.get("name") == "write_note":
+        notes.append(params["arguments"]["text"])
+        result = {"content": [{"type": "text", "text": f"written {len(notes)}"}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "notes: " + ("|".join(notes) or "none")}]}
+    else:
+        result = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\\n")
+    sys.stdout.flush()
+'''
+
+
+def _mcp(name: str, arguments: JSON) -> Turn:
+    """A call of the notes server's tool, as the model names it once tool_search has loaded it."""
+    return Turn(({"type": "function_call", "name": name, "namespace": "mcp__notes",
+                  "arguments": json.dumps(arguments)},))
+
+
+def test_an_mcp_tool_that_writes_is_refused_first_at_a_shift_and_one_that_reads_is_not_hooked(
+    codex: Codex, responses: ResponsesServer, gate: GateCli, e2e_dirs: E2EDirs
+) -> None:
+    """Codex 0.171 offers MCP tools behind tool_search; its hook names them mcp__SERVER__TOOL. gate's matcher
+    selects the write-like names only (rules/triggers.toml [search_first] change_tools), and the first of them
+    at a turn that owes a search is refused once, as an edit is."""
+    gate.remember(ROUNDING_TITLE, "--kind", "decision")
+    server = e2e_dirs.root / "notes_server.py"
+    server.write_text(NOTES_SERVER)
+    codex.configure(f'[mcp_servers.notes]\ncommand = "{sys.executable}"\nargs = ["{server}"]')
+    search = Turn(({"type": "tool_search_call", "call_id": "ts_1", "execution": "client", "status": "completed",
+                    "arguments": {"query": "notes"}},))
+    write = _mcp("write_note", {"text": "invoice rounding: ROUND_HALF_EVEN"})
+    responses.when(last_user_contains(SHIFT), search, times=1)
+    responses.when(lambda body: (body.get("input") or [{}])[-1].get("type") == "tool_search_output",
+                   _mcp("read_note", {}), times=1)
+    responses.when(after_output("notes: none"), write, times=1)
+    responses.when(after_output(REFUSAL_MARK), write, times=1)
+    responses.when(after_output("written 1"), Turn.text("Noted."), times=1)
+    run = codex.exec(SHIFT, timeout=240)
+
+    outputs = [str(item["payload"].get("output")) for item in rollout_items(codex.codex_home, run.session_id)
+               if item.get("type") == "response_item" and item["payload"].get("type") == "function_call_output"]
+    assert "notes: none" in outputs[0] and REFUSAL_MARK in outputs[1] and "written 1" in outputs[2], outputs
+    tool_calls = [r for r in _audit(gate, run.session_id) if r.get("event") == "PreToolUse"]
+    # The read never reached gate (the matcher); the write was refused once, then ran.
+    assert [(r["decision"], r.get("tool")) for r in tool_calls][:1] == [("refused", "mcp__notes__write_note")], \
+        tool_calls
+    assert len(tool_calls) == 2 and tool_calls[1]["decision"] != "refused", tool_calls

@@ -325,32 +325,7 @@ def test_a_patch_of_two_files_brings_the_anchors_of_the_second(
 
 # --- MCP tools (issue 45) --------------------------------------------------------------------------------------
 
-NOTES_SERVER = '''
-import json, sys
-TOOLS = [{"name": "write_note", "description": "Write a note",
-          "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
-         {"name": "read_note", "description": "Read the notes", "inputSchema": {"type": "object", "properties": {}}}]
-notes = []
-for line in sys.stdin:
-    message = json.loads(line)
-    if message.get("id") is None:
-        continue
-    method, params = message.get("method"), message.get("params") or {}
-    if method == "initialize":
-        result = {"protocolVersion": params.get("protocolVersion", "2025-06-18"), "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "notes", "version": "1"}}
-    elif method == "tools/list":
-        result = {"tools": TOOLS}
-    elif method == "tools/call" and params.get("name") == "write_note":
-        notes.append(params["arguments"]["text"])
-        result = {"content": [{"type": "text", "text": f"written {len(notes)}"}]}
-    elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": "notes: " + ("|".join(notes) or "none")}]}
-    else:
-        result = {}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\\n")
-    sys.stdout.flush()
-'''
+NOTES_SERVER = Path(__file__).with_name("mcp_notes_server.py")  # a stdio MCP server: write_note, read_note
 
 
 def _mcp(name: str, arguments: JSON) -> Turn:
@@ -366,9 +341,7 @@ def test_an_mcp_tool_that_writes_is_refused_first_at_a_shift_and_one_that_reads_
     selects the write-like names only (rules/triggers.toml [search_first] change_tools), and the first of them
     at a turn that owes a search is refused once, as an edit is."""
     gate.remember(ROUNDING_TITLE, "--kind", "decision")
-    server = e2e_dirs.root / "notes_server.py"
-    server.write_text(NOTES_SERVER)
-    codex.configure(f'[mcp_servers.notes]\ncommand = "{sys.executable}"\nargs = ["{server}"]')
+    codex.configure(f'[mcp_servers.notes]\ncommand = "{sys.executable}"\nargs = ["{NOTES_SERVER}"]')
     search = Turn(({"type": "tool_search_call", "call_id": "ts_1", "execution": "client", "status": "completed",
                     "arguments": {"query": "notes"}},))
     write = _mcp("write_note", {"text": "invoice rounding: ROUND_HALF_EVEN"})

@@ -137,6 +137,12 @@ def test_the_subagent_gets_the_memories_for_its_task_at_subagent_start(project: 
     assert record["matched"] == "task_name" and record["agent"] == "codex"
     # Given once: another child's start finds nothing held.
     assert answer(subagent_start(project, "child-2")) == {}
+    # gate stats counts what SubagentStart gave as the spawn's delivery, apart from the main conversation.
+    code, out, err = gate("stats", "--json")
+    assert code == 0, err
+    figures = json.loads(out)["subagents"]
+    assert (figures["spawns"], figures["spawns_fired"], figures["spawns_held"]) == (1, 1, 1), figures
+    assert figures["delivered_at_spawn"] == 2 and figures["spawns_skipped_by_reason"] == {}, figures
 
 
 def test_each_child_gets_the_block_of_the_task_its_rollout_names(project: Path, gate) -> None:

@@ -221,8 +221,19 @@ def test_doctor_checks_codex_wiring_trust_rules_and_says_the_user_must_approve_t
     config.write_text(f'[projects."{project}"]\ntrust_level = "trusted"\n')
     code, out, _ = gate("doctor", "--agent", "codex", "--no-run", "--project", str(project))
     assert "Codex trusts this project" in out
-    # A hand-copied Claude Code command in .codex/hooks.json (no --agent codex) is named.
+    # A PreToolUse matcher an older gate wrote (no spawns, no MCP tools) is named, with the fix; so is an event
+    # it did not wire.
     hooks = project / ".codex" / "hooks.json"
+    data = json.loads(hooks.read_text())
+    data["hooks"]["PreToolUse"][0]["matcher"] = "Bash|apply_patch"
+    del data["hooks"]["SubagentStart"]
+    hooks.write_text(json.dumps(data))
+    code, out, _ = gate("doctor", "--agent", "codex", "--no-run", "--project", str(project))
+    assert code == 1 and "PreToolUse matcher" in out and "not wired in Codex: SubagentStart" in out, out
+    assert gate("install", "--agent", "codex", "--project", str(project))[0] == 0
+    code, out, _ = gate("doctor", "--agent", "codex", "--no-run", "--project", str(project))
+    assert "PreToolUse matcher" not in out and "not wired in Codex" not in out, out
+    # A hand-copied Claude Code command in .codex/hooks.json (no --agent codex) is named.
     hooks.write_text(hooks.read_text().replace(" --agent codex", ""))
     code, out, _ = gate("doctor", "--agent", "codex", "--no-run", "--project", str(project))
     assert code == 1 and "without `--agent codex`" in out

@@ -40,6 +40,7 @@ HANDLERS: dict[str, str] = {
     "PreCompact": "gate.gates.events.pre_compact",
     "PreToolUse": "gate.gates.events.pre_tool_use",
     "SubagentStop": "gate.gates.events.subagent_stop",
+    "SubagentStart": "gate.gates.events.subagent_start",  # a spawn's held memories (Codex)
 }
 ENTRY = "handle"
 # Answers that an event may give; anything else is dropped (a bug must not block a prompt or a compaction).
@@ -51,6 +52,8 @@ ALLOWED_OUTPUT: dict[str, Callable[[dict[str, Any]], bool]] = {
     "Stop": lambda out: set(out) <= {"decision", "reason"},
     "PreCompact": lambda out: False,
     "SubagentStop": lambda out: False,  # a subagent's Stop never blocks and never answers
+    "SubagentStart": lambda out: set(out) == {"hookSpecificOutput"}
+    and set(out["hookSpecificOutput"]) == {"hookEventName", "additionalContext"},
 }
 
 

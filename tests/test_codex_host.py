@@ -50,11 +50,12 @@ def _render_default() -> Any:
 # --- reading an event -------------------------------------------------------------------------------------------
 
 
-def test_an_apply_patch_is_read_as_an_edit_of_the_first_file_it_names(project: Path) -> None:
+def test_an_apply_patch_is_read_as_an_edit_of_every_file_it_names(project: Path) -> None:
     read = hook_io.read_event(codex_event(project, "PreToolUse", tool_name="apply_patch",
                                           tool_input={"command": PATCH}, tool_use_id="call_1"))
     assert read["tool_name"] == "Edit" and read["codex_tool_name"] == "apply_patch"
     assert read["tool_input"]["file_path"] == str(project / "src" / "billing.py")
+    assert read["tool_input"]["file_paths"] == [str(project / "src" / "billing.py"), str(project / "src" / "new.py")]
     assert read["tool_input"]["files"] == ["src/billing.py", "src/new.py"]
     added = hook_io.read_event(codex_event(project, "PreToolUse", tool_name="apply_patch", tool_input={
         "command": "*** Begin Patch\n*** Add File: /abs/new.py\n+x\n*** End Patch\n"}))
@@ -165,7 +166,8 @@ def test_install_wires_codex_in_the_project_and_uninstall_leaves_the_file_as_it_
     assert set(data["hooks"]) == set(codex_install.EVENT_NAMES)
     assert data["hooks"]["Stop"][0]["hooks"][0]["command"] == "echo mine"  # the user's own entry, first
     ours = data["hooks"]["PreToolUse"][0]
-    assert ours["matcher"] == "Bash|apply_patch" and "--agent codex" in ours["hooks"][0]["command"]
+    assert ours["matcher"] == codex_install.TOOL_MATCHER and "--agent codex" in ours["hooks"][0]["command"]
+    assert "SubagentStart" in data["hooks"] and "matcher" not in data["hooks"]["SubagentStart"][0]
     assert "$HOME/.local/share/memory-gate/hook" in ours["hooks"][0]["command"]  # no path of this machine
     assert str(Path.home()) not in hooks.read_text()
     rules = Path.home() / ".codex" / "rules" / "memory-gate.rules"
@@ -219,8 +221,19 @@ def test_doctor_checks_codex_wiring_trust_rules_and_says_the_user_must_approve_t
     config.write_text(f'[projects."{project}"]\ntrust_level = "trusted"\n')
     code, out, _ = gate("doctor", "--agent", "codex", "--no-run", "--project", str(project))
     assert "Codex trusts this project" in out
-    # A hand-copied Claude Code command in .codex/hooks.json (no --agent codex) is named.
+    # A PreToolUse matcher an older gate wrote (no spawns, no MCP tools) is named, with the fix; so is an event
+    # it did not wire.
     hooks = project / ".codex" / "hooks.json"
+    data = json.loads(hooks.read_text())
+    data["hooks"]["PreToolUse"][0]["matcher"] = "Bash|apply_patch"
+    del data["hooks"]["SubagentStart"]
+    hooks.write_text(json.dumps(data))
+    code, out, _ = gate("doctor", "--agent", "codex", "--no-run", "--project", str(project))
+    assert code == 1 and "PreToolUse matcher" in out and "not wired in Codex: SubagentStart" in out, out
+    assert gate("install", "--agent", "codex", "--project", str(project))[0] == 0
+    code, out, _ = gate("doctor", "--agent", "codex", "--no-run", "--project", str(project))
+    assert "PreToolUse matcher" not in out and "not wired in Codex" not in out, out
+    # A hand-copied Claude Code command in .codex/hooks.json (no --agent codex) is named.
     hooks.write_text(hooks.read_text().replace(" --agent codex", ""))
     code, out, _ = gate("doctor", "--agent", "codex", "--no-run", "--project", str(project))
     assert code == 1 and "without `--agent codex`" in out

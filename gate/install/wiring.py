@@ -23,7 +23,12 @@ _MARKER_RE = re.compile(r"#\s*memory-gate\s*$")
 # Every event the hook entry dispatches on, with the matcher that selects it and a timeout in seconds.
 # UserPromptSubmit sits far under Claude Code's 30 s default: a recall that slow is a bug, and a prompt must
 # never wait on it. Matchers: tool names for PreToolUse, `source` for SessionStart; the others take none.
-TOOL_MATCHER = "Read|Edit|Write|MultiEdit|NotebookEdit|Grep|Glob|Bash|Agent|Task"  # Agent/Task: spawns
+# PreToolUse's is a regular expression (Claude Code tests a matcher that is not a plain `A|B` list as one), anchored
+# so each tool name matches whole (Agent/Task: spawns), and MCP tools whose name says they write
+# (mcp__SERVER__TOOL; rules/triggers.toml [search_first] change_tools): a reading MCP call costs no hook process.
+MCP_CHANGE_MATCHER = (r"^mcp__.+?__(?:write|edit|create|update|delete|remove|move|rename|insert|append|save|set|put|"
+                      r"patch|replace|push|commit|merge|upload)(?:[_\-A-Z]|$)")
+TOOL_MATCHER = rf"^(?:Read|Edit|Write|MultiEdit|NotebookEdit|Grep|Glob|Bash|Agent|Task)$|{MCP_CHANGE_MATCHER}"
 
 
 @dataclass(frozen=True)

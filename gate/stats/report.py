@@ -108,6 +108,7 @@ _EVENT_WORDS = {
     "PreCompact": "pre-compact",
     "PreToolUse": "tool",
     "SubagentStop": "subagent stop",
+    "SubagentStart": "subagent start",
     "unknown": "unparsed event",
 }
 

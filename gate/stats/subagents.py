@@ -25,16 +25,20 @@ def subagent_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
     spawns = [r for r in mine if r.get("spawn")]
     inside = [r for r in mine if r.get("event") == "PreToolUse" and not r.get("spawn")]
     stops = [r for r in mine if r.get("event") == "SubagentStop"]
-    at_spawn = _delivered(spawns)
+    # Where the spawn call cannot carry them (Codex), a spawn holds its memories and the child's SubagentStart
+    # gives them: that is the spawn's delivery.
+    starts = [r for r in mine if r.get("event") == "SubagentStart"]
+    at_spawn = _delivered(spawns) + _delivered(starts)
     anchored = _delivered(inside)
-    fired = [r for r in spawns + inside if r.get("decision") == "fired"]
+    fired = [r for r in spawns + inside + starts if r.get("decision") == "fired"]
     chars = int(sum(number(r.get("chars")) for r in fired))
-    agents = {(r.get("session"), r.get("agent_id")) for r in inside + stops if r.get("agent_id")}
+    agents = {(r.get("session"), r.get("agent_id")) for r in inside + stops + starts if r.get("agent_id")}
     return {
         "spawns": len(spawns),
-        "spawns_fired": sum(1 for r in spawns if r.get("decision") == "fired"),
+        "spawns_fired": sum(1 for r in spawns + starts if r.get("decision") == "fired"),
+        "spawns_held": sum(1 for r in spawns if r.get("decision") == "held"),
         "spawns_skipped_by_reason": dict(
-            Counter(str(r.get("reason")) for r in spawns if r.get("decision") != "fired").most_common()
+            Counter(str(r.get("reason")) for r in spawns if r.get("decision") not in ("fired", "held")).most_common()
         ),
         "by_type": dict(Counter(str(r.get("agent_type") or "?") for r in spawns).most_common()),
         "delivered_at_spawn": len(at_spawn),

@@ -33,6 +33,7 @@ from responses_server import (
     ResponsesServer,
     Turn,
     after_output,
+    item_texts,
     last_user_contains,
     messages_of,
     request_text,
@@ -255,3 +256,120 @@ def test_a_memory_stored_in_a_codex_session_is_recalled_in_a_claude_code_session
     assert TITLE in context, context[-3000:]
     prompts = [r for r in _audit(gate, run.session_id) if r.get("event") == "UserPromptSubmit"]
     assert prompts and "agent" not in prompts[0], prompts  # the Claude Code hook, not Codex's
+
+
+# --- subagents, multi-file patches (issue 45) ------------------------------------------------------------------
+
+MULTI_AGENT = "[features]\nmulti_agent_v2 = true"  # Codex 0.171's spawn_agent (namespace "collaboration")
+CHILD_TASK = "Find out how the reserve account waterfall pays noteholders after the trigger fires."
+WATERFALL = "Waterfall payments fill the reserve account before any distribution to noteholders"
+SUBAGENT_MARK = "MEMORY for this task"  # rules/messages.toml [subagent] intro
+
+
+def _collab(name: str, arguments: JSON) -> Turn:
+    """A call of one of Codex's multi-agent tools, as the model names it: its namespace apart."""
+    return Turn(({"type": "function_call", "name": name, "namespace": "collaboration",
+                  "arguments": json.dumps(arguments)},))
+
+
+def _child(body: JSON) -> bool:
+    """A request of the spawned child: its task arrives as an agent_message (NEW_TASK), never as a user message."""
+    return any(isinstance(item, dict) and item.get("type") == "agent_message"
+               and "NEW_TASK" in "\n".join(item_texts(item)) for item in body.get("input") or [])
+
+
+def test_a_subagent_gets_the_memories_for_its_task_at_subagent_start(
+    codex: Codex, responses: ResponsesServer, gate: GateCli
+) -> None:
+    """The parent's spawn_agent holds the memories its task finds; the child's SubagentStart gives them to the
+    child (a developer message in its first request), never to the parent."""
+    memory_id = gate.remember(WATERFALL, "--kind", "decision", "--body", "The trigger fires after 3 missed payments.")
+    codex.configure(MULTI_AGENT)
+    spawn = _collab("spawn_agent", {"task_name": "waterfall_check", "message": CHILD_TASK, "fork_turns": "none"})
+    responses.when(last_user_contains("Delegate"), spawn, times=1, name="spawn")
+    responses.when(lambda body: _child(body) and not after_output("")(body), _shell("ls"), times=1, name="child")
+    responses.when(lambda body: _child(body) and after_output("")(body), Turn.text("Checked: 3 missed payments."),
+                   times=1, name="child-done")
+    responses.when(after_output("waterfall_check"), _collab("wait_agent", {"timeout_ms": 60000}), times=1,
+                   name="wait")
+    run = codex.exec("Delegate the check to a helper agent, please.", timeout=240)
+
+    bodies = responses.bodies()
+    children = [b for b in bodies if _child(b)]
+    parents = [b for b in bodies if not _child(b)]
+    assert children and parents, [entry.rule for entry in responses.log]
+    developer = "\n".join(messages_of(children[0], "developer"))
+    assert WATERFALL in developer and memory_id in developer, developer[-3000:]
+    # The parent never holds the child's block (its session-start index may list the memory's title).
+    assert all(SUBAGENT_MARK not in request_text(b) for b in parents) and SUBAGENT_MARK in developer
+    records = _audit(gate, run.session_id)
+    [held] = [r for r in records if r.get("reason") == "HELD_FOR_SUBAGENT_START"]
+    assert held["gate"] == "subagent" and memory_id in held["held"], held
+    [start] = [r for r in records if r.get("event") == "SubagentStart"]
+    assert start["decision"] == "fired" and memory_id in start["delivered"], start
+    assert start["matched"] == "task_name" and start.get("agent") == "codex", start
+    # The child's own tool call reached gate as the subagent's (agent_id), and was not refused.
+    inside = [r for r in records if r.get("event") == "PreToolUse" and r.get("agent_id") == start["agent_id"]]
+    assert inside and all(r["decision"] != "refused" for r in inside), records
+
+
+def test_a_patch_of_two_files_brings_the_anchors_of_the_second(
+    codex: Codex, responses: ResponsesServer, gate: GateCli, e2e_dirs: E2EDirs
+) -> None:
+    gotcha = "New billing modules register in billing/__init__.py or the scheduler never loads them"
+    memory_id = gate.remember(gotcha, "--kind", "gotcha", "--path", "billing/**")
+    (e2e_dirs.project / "ledger.py").write_text("ROUNDING = 'ROUND_UP'\n")
+    patch = ("*** Begin Patch\n*** Update File: ledger.py\n@@\n-ROUNDING = 'ROUND_UP'\n+ROUNDING = 'ROUND_HALF_EVEN'\n"
+             "*** Add File: billing/invoice.py\n+TOTAL = 0\n*** End Patch\n")
+    responses.when(last_user_contains("Add the invoice module"), Turn.custom("apply_patch", patch), times=1)
+    # A shift's first change may be refused once (the search first): the same patch again then applies.
+    responses.when(after_output(REFUSAL_MARK), Turn.custom("apply_patch", patch), times=1)
+    responses.when(after_output(""), Turn.text("Added."), times=1)
+    run = codex.exec("Add the invoice module and fix the ledger rounding.")
+    assert (e2e_dirs.project / "billing" / "invoice.py").is_file()
+    bodies = responses.bodies()
+    # The anchor comes as a developer message after the patch (beyond what the session start listed).
+    before, after = "\n".join(messages_of(bodies[0], "developer")), "\n".join(messages_of(bodies[-1], "developer"))
+    assert after.count(memory_id) > before.count(memory_id) and gotcha in after, after[-3000:]
+    fired = [r for r in _audit(gate, run.session_id) if r.get("event") == "PreToolUse" and r["decision"] == "fired"]
+    assert fired and memory_id in fired[0]["delivered"], fired
+
+
+# --- MCP tools (issue 45) --------------------------------------------------------------------------------------
+
+NOTES_SERVER = Path(__file__).with_name("mcp_notes_server.py")  # a stdio MCP server: write_note, read_note
+
+
+def _mcp(name: str, arguments: JSON) -> Turn:
+    """A call of the notes server's tool, as the model names it once tool_search has loaded it."""
+    return Turn(({"type": "function_call", "name": name, "namespace": "mcp__notes",
+                  "arguments": json.dumps(arguments)},))
+
+
+def test_an_mcp_tool_that_writes_is_refused_first_at_a_shift_and_one_that_reads_is_not_hooked(
+    codex: Codex, responses: ResponsesServer, gate: GateCli, e2e_dirs: E2EDirs
+) -> None:
+    """Codex 0.171 offers MCP tools behind tool_search; its hook names them mcp__SERVER__TOOL. gate's matcher
+    selects the write-like names only (rules/triggers.toml [search_first] change_tools), and the first of them
+    at a turn that owes a search is refused once, as an edit is."""
+    gate.remember(ROUNDING_TITLE, "--kind", "decision")
+    codex.configure(f'[mcp_servers.notes]\ncommand = "{sys.executable}"\nargs = ["{NOTES_SERVER}"]')
+    search = Turn(({"type": "tool_search_call", "call_id": "ts_1", "execution": "client", "status": "completed",
+                    "arguments": {"query": "notes"}},))
+    write = _mcp("write_note", {"text": "invoice rounding: ROUND_HALF_EVEN"})
+    responses.when(last_user_contains(SHIFT), search, times=1)
+    responses.when(lambda body: (body.get("input") or [{}])[-1].get("type") == "tool_search_output",
+                   _mcp("read_note", {}), times=1)
+    responses.when(after_output("notes: none"), write, times=1)
+    responses.when(after_output(REFUSAL_MARK), write, times=1)
+    responses.when(after_output("written 1"), Turn.text("Noted."), times=1)
+    run = codex.exec(SHIFT, timeout=240)
+
+    outputs = [str(item["payload"].get("output")) for item in rollout_items(codex.codex_home, run.session_id)
+               if item.get("type") == "response_item" and item["payload"].get("type") == "function_call_output"]
+    assert "notes: none" in outputs[0] and REFUSAL_MARK in outputs[1] and "written 1" in outputs[2], outputs
+    tool_calls = [r for r in _audit(gate, run.session_id) if r.get("event") == "PreToolUse"]
+    # The read never reached gate (the matcher); the write was refused once, then ran.
+    assert [(r["decision"], r.get("tool")) for r in tool_calls][:1] == [("refused", "mcp__notes__write_note")], \
+        tool_calls
+    assert len(tool_calls) == 2 and tool_calls[1]["decision"] != "refused", tool_calls

@@ -130,10 +130,11 @@ def touch_of(ctx: HookContext, tools: dict[str, Any]) -> Touch | None:
     cwd = ctx.event.get("cwd") if isinstance(ctx.event.get("cwd"), str) else root
     for key in tools.get("files", {}).get(tool, []):
         value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            relative = _relative(value, root, cwd)
-            if relative:
-                touch.files.append(relative)
+        for one in (value if isinstance(value, list) else [value]):  # a list: every file of one call
+            if isinstance(one, str) and one:
+                relative = _relative(one, root, cwd)
+                if relative and relative not in touch.files:
+                    touch.files.append(relative)
     base = cwd
     for key in tools.get("dirs", {}).get(tool, []):
         value = tool_input.get(key)

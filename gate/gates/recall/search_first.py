@@ -7,8 +7,9 @@ the request needs, naming `gate search`; so does a follow-up whose hits all came
 
 PreToolUse (`check`): the agent's `gate search` or `gate show` (its Bash call, seen here) meets the request. Until
 then, the first tool call of the turn that changes something — an edit, a Bash command line that is not
-read-only (gate/commandline.py) — is refused once with one line naming the search (setting agent_search =
-refuse), or runs and is followed by that line (remind); off: the agent is only asked. Never twice in a turn, never
+read-only (gate/commandline.py), an MCP tool whose name says it writes (rules/triggers.toml [search_first]
+change_tools) — is refused once with one line naming the search (setting agent_search = refuse), or runs and is
+followed by that line (remind); off: the agent is only asked. Never twice in a turn, never
 in a muted session, never inside a subagent (the PreToolUse entry routes those elsewhere), and never when this
 check fails: the entry lets the call pass. A replay cannot retry a refused call: there the refusal is recorded,
 not given.
@@ -111,6 +112,15 @@ class Check:
         return outcome
 
 
+def _changing_tool(tool: str, rules: dict[str, Any]) -> bool:
+    """An MCP tool whose name says it changes something ([search_first] change_tools)."""
+    if not tool.startswith("mcp__"):
+        return False
+    import re
+
+    return any(isinstance(p, str) and re.search(p, tool) for p in rules.get("change_tools", ()))
+
+
 def check(ctx: HookContext, ledger: Ledger, triggers: dict[str, Any]) -> Check | None:
     """Whether this main-conversation tool call meets, or must wait for, the turn's search (None: neither).
     `triggers`: rules/triggers.toml, which every tool call has loaded already ([tools], [search_first])."""
@@ -136,8 +146,8 @@ def check(ctx: HookContext, ledger: Ledger, triggers: dict[str, Any]) -> Check |
             return Check("seen", tool)
         if not line.changes:
             return None
-    elif tool not in tools.get("edit", ()):
-        return None  # a read, a search of the files, a spawn: no change
+    elif tool not in tools.get("edit", ()) and not _changing_tool(tool, triggers.get("search_first", {})):
+        return None  # a read, a search of the files, a spawn, an MCP tool that only reads: no change
     strictness = str(ctx.settings.get("agent_search", "refuse"))
     if strictness not in ("refuse", "remind") or request.get("refused") or request.get("reminded"):
         return None

@@ -13,6 +13,11 @@ Measured on Claude Code 2.1.332 (docs/subagents.md):
   the parent's Stop may block).
 What a spawn delivered is remembered under a hash of the prompt it wrote; the subagent's transcript
 (<session>/subagents/agent-<id>.jsonl) starts with that prompt, which is how the subagent's ledger finds it.
+
+An agent whose spawn call cannot carry them (Codex: setting spawn_delivery = "subagent_start", given by its host)
+gets the same memories at the child's SubagentStart instead, as additionalContext: the spawn keeps the rendered
+block in the parent's ledger (`spawns`, with its task name), and SubagentStart hands it to the child whose
+transcript names that task (Codex's session_meta agent_path), else to the oldest one waiting.
 """
 
 from __future__ import annotations
@@ -103,6 +108,11 @@ def on_spawn(ctx: HookContext, ledger: Ledger) -> Outcome:
     text, kept, dropped = _render(ctx, hits, related, directives)
     if not kept:
         return Outcome("skipped", "DROPPED_BUDGET", gate=GATE, dropped=dropped, extra=extra)
+    if ctx.settings.get("spawn_delivery") == "subagent_start":
+        name = tool_input.get("description") if isinstance(tool_input.get("description"), str) else ""
+        _remember_spawn(ledger, f"{task}\0{tool_use_id}", kept, extra["agent_type"], text=text, name=name)
+        return Outcome("held", "HELD_FOR_SUBAGENT_START", gate=GATE, dropped=dropped, chars=len(text),
+                       extra={**extra, "held": kept})
     prompt = f"{task}\n\n{text}"
     updated = dict(tool_input)
     updated["prompt"] = prompt
@@ -198,13 +208,19 @@ def _spawn_key(prompt: str) -> str:
     return sha256_builtin(prompt.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
-def _remember_spawn(ledger: Ledger, prompt: str, delivered: list[str], agent_type: str) -> None:
+def _remember_spawn(ledger: Ledger, prompt: str, delivered: list[str], agent_type: str, text: str = "",
+                    name: str = "") -> None:
+    """A spawn's delivery waiting for its subagent; `text`: the block still to give it (at its SubagentStart)."""
     now = time.time()
     spawns = {
         key: value for key, value in ledger.spawns.items()
         if isinstance(value, dict) and now - float(value.get("at", 0) or 0) < SPAWN_MAX_AGE
     }
-    spawns[_spawn_key(prompt)] = {"delivered": delivered, "type": agent_type, "at": now}
+    spawn: dict[str, Any] = {"delivered": delivered, "type": agent_type, "at": now}
+    if text:
+        spawn["text"] = text
+        spawn["name"] = name[:200]
+    spawns[_spawn_key(prompt)] = spawn
     ledger.spawns = dict(list(spawns.items())[-MAX_SPAWNS:])
 
 
@@ -251,7 +267,9 @@ def _claim_spawn(ctx: HookContext, ledger: Ledger, agent_id: str, agent_type: st
     prompt = _first_prompt(subagent_transcript(ctx, agent_id))
     key = _spawn_key(prompt) if prompt is not None else None
     if key not in ledger.spawns:
-        of_type = [k for k, v in ledger.spawns.items() if isinstance(v, dict) and v.get("type") == agent_type]
+        # (a spawn holding "text" is SubagentStart's to give, never guessed here)
+        of_type = [k for k, v in ledger.spawns.items()
+                   if isinstance(v, dict) and v.get("type") == agent_type and "text" not in v]
         key = of_type[0] if len(of_type) == 1 else None
     spawn = ledger.spawns.pop(key, None) if key is not None else None
     delivered = spawn.get("delivered") if isinstance(spawn, dict) else None
@@ -280,6 +298,48 @@ def keep_agent_ledger(ledger: Ledger, agent_id: str, agent_type: str, sub: Ledge
     if len(agents) > MAX_AGENTS:
         agents = dict(sorted(agents.items(), key=lambda kv: float(kv[1].get("seen", 0) or 0))[-MAX_AGENTS:])
     ledger.agents = agents
+
+
+# --- SubagentStart (an agent whose spawn call cannot carry the memories: Codex) --------------------------------------
+def on_subagent_start(ctx: HookContext, ledger: Ledger) -> Outcome:
+    """The block the child's spawn held for it, as additionalContext (it reaches the child, never the parent); the
+    child's ledger starts with what it was given. Nothing held: silent."""
+    agent_id, agent_type = agent_of(ctx.event)
+    waiting = [k for k, v in ledger.spawns.items() if isinstance(v, dict) and isinstance(v.get("text"), str)]
+    if not agent_id or not waiting:
+        return _tag(Outcome("skipped", "SKIP_NOTHING_HELD", gate=GATE), agent_id, agent_type)
+    name = _task_name(ctx.transcript_path)
+    named = [k for k in waiting if name and ledger.spawns[k].get("name") == name]
+    key = named[0] if named else waiting[0]  # else the oldest waiting: Codex starts children in spawn order
+    spawn = ledger.spawns.pop(key)
+    delivered = [str(i) for i in spawn.get("delivered") or []]
+    sub = Ledger(session=f"{ledger.session}/{agent_id}", force_shift="")
+    sub.mark_delivered(delivered)
+    keep_agent_ledger(ledger, agent_id, agent_type, sub)
+    text = str(spawn["text"])
+    from gate.gates.base import additional_context
+
+    extra: dict[str, Any] = {"matched": "task_name" if named else "oldest"}
+    return _tag(Outcome("fired", "FIRED_SUBAGENT_START", output=additional_context("SubagentStart", text), gate=GATE,
+                        delivered=delivered, chars=len(text), extra=extra), agent_id, agent_type)
+
+
+def _task_name(path: str | None) -> str:
+    """The task name a Codex child's rollout opens with (session_meta agent_path /root/…/NAME); '' if none."""
+    if not path:
+        return ""
+    from gate import fastjson as json
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return ""
+        with open(path, "rb") as handle:
+            entry = json.loads(handle.readline(FIRST_LINE_BYTES))
+    except (OSError, ValueError):
+        return ""
+    payload = entry.get("payload") if isinstance(entry, dict) and entry.get("type") == "session_meta" else None
+    agent_path = payload.get("agent_path") if isinstance(payload, dict) else None
+    return agent_path.rsplit("/", 1)[-1] if isinstance(agent_path, str) else ""
 
 
 # --- SubagentStop -----------------------------------------------------------------------------------------------------

@@ -81,6 +81,11 @@ def codex_checks(root: Path, run: bool = True) -> list[Check]:
     if missing:
         checks.append(Check("codex", "fail", f"not wired in Codex: {', '.join(missing)}",
                             "run `gate install --agent codex` again to rewire every event"))
+    stale = sorted({w.source for w in wired if w.event == "PreToolUse" and w.matcher != codex.TOOL_MATCHER})
+    if stale:
+        checks.append(Check("codex", "warn", f"gate's PreToolUse matcher in {', '.join(stale)} is not this gate's: "
+                            "the tool calls it leaves out (spawns, MCP tools that write) never reach the hook",
+                            "run `gate install --agent codex` again"))
     if len(sources) > 1:
         checks.append(Check("codex", "warn", f"gate is wired in both {' and '.join(sorted(sources))}: Codex runs "
                             "each hook twice", "remove one: gate uninstall --agent codex --scope project|user"))

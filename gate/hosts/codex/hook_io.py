@@ -10,6 +10,14 @@ Read from Codex CLI 0.171 (its hook schemas, codex-rs/hooks/schema, and events s
 - A shell call arrives as tool_name "Bash" with {"command": …} (the model's exec_command / shell tool). An
   edit arrives as tool_name "apply_patch" with {"command": PATCH}, the patch in Codex's own envelope
   (`*** Begin Patch`, `*** Update File: PATH`, `*** Add File: PATH`, `*** Delete File: PATH`, `*** Move to: PATH`).
+- A subagent (Codex's multi-agent tools; `[features] multi_agent_v2`) is spawned by the tool
+  `collaborationspawn_agent` (namespace and name run together; `spawn_agent` in the older tool set) with
+  {task_name, message, fork_turns}; fork_turns defaults to "all" (the parent's history goes along). The child then
+  fires SubagentStart (session_id: the parent's; transcript_path: the child's own rollout, whose session_meta names
+  the task as agent_path /root/TASK_NAME; agent_id: the child's thread id; agent_type: its role, "default"),
+  whose additionalContext reaches the child's first model request as a developer message; its own tool calls
+  fire PreToolUse with agent_id and agent_type; its end fires SubagentStop. It fires no UserPromptSubmit.
+- An MCP tool call arrives as tool_name `mcp__SERVER__TOOL` with the tool's own arguments, as in Claude Code.
 - The answer is strict: an object with a field Codex does not know for that event is rejected whole (the hook
   run counts as failed). PreToolUse may deny with a reason, or add context; `permissionDecision: "allow"` is
   valid only with `updatedInput`, and "ask" never. Stop blocks with `decision: "block"` and a non-empty
@@ -34,6 +42,8 @@ AGENT = "codex"
 SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell", "container.exec", "shell_command"})
 SHELL_KEYS = ("command", "cmd")
 PATCH_TOOL = "apply_patch"
+# The spawn tool's hook names: the multi-agent v2 namespace's (observed in 0.171) and the older tool set's.
+SPAWN_TOOLS = frozenset({"collaborationspawn_agent", "spawn_agent"})
 # The patch envelope's file headers: the path follows the marker on the same line.
 _PATCH_MARKERS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ")
 # Codex's SessionStart sources; a fork continues another session's conversation, as a resume does.
@@ -46,7 +56,12 @@ _SPECIFIC: dict[str, frozenset[str]] = {
     "UserPromptSubmit": frozenset({"hookEventName", "additionalContext"}),
     "SessionStart": frozenset({"hookEventName", "additionalContext"}),
     "PreToolUse": frozenset({"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"}),
+    "SubagentStart": frozenset({"hookEventName", "additionalContext"}),
 }
+# What Codex cannot be given where Claude Code can: a spawn's memories go in the child's SubagentStart (its
+# additionalContext reaches the child), not in an updatedInput of the spawn call (Codex takes one only with
+# permissionDecision "allow", and the task may reach the hook encrypted).
+_SPAWN_SETTINGS = {"spawn_delivery": "subagent_start"}
 
 
 def patch_files(patch: str) -> list[tuple[str, str]]:
@@ -66,7 +81,8 @@ def patch_files(patch: str) -> list[tuple[str, str]]:
 
 def _tool_call(tool: Any, tool_input: Any, cwd: str) -> tuple[Any, Any]:
     """A Codex tool call in Claude Code's terms: a shell call is Bash {command}, a patch is an Edit (or a Write
-    when it only adds files) of the first file it names. Anything else passes as it came."""
+    when it only adds files) of every file it names, a spawn is an Agent {prompt, subagent_type}. Anything else
+    (an MCP tool's mcp__SERVER__TOOL among them) passes as it came."""
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return tool, tool_input
     if tool in SHELL_TOOLS:
@@ -82,12 +98,24 @@ def _tool_call(tool: Any, tool_input: Any, cwd: str) -> tuple[Any, Any]:
         files = patch_files(patch) if isinstance(patch, str) else []
         if not files:
             return tool, tool_input
-        first = files[0][1]
-        path = first if os.path.isabs(first) else os.path.join(cwd, first)
+        paths = list(dict.fromkeys(name if os.path.isabs(name) else os.path.join(cwd, name) for _, name in files))
         adds_only = all(action == "add" for action, _ in files)
-        # Anchors fire on the first file; the search-first check needs only to know that this call changes
-        # something. The other files go along, for the audit.
-        return ("Write" if adds_only else "Edit"), {"file_path": path, "files": [name for _, name in files]}
+        # file_path is the first file (what an anchor's message names); file_paths every file the patch touches,
+        # so the anchors of each one fire (rules/triggers.toml [tools] files). Whatever the files, it is a change.
+        return ("Write" if adds_only else "Edit"), {"file_path": paths[0], "file_paths": paths,
+                                                     "files": [name for _, name in files]}
+    if tool in SPAWN_TOOLS:
+        message = tool_input.get("message")
+        if not isinstance(message, str):
+            return tool, tool_input
+        # fork_turns "all" (v2's default) hands the child the parent's history: Claude Code's fork.
+        fork_turns = tool_input.get("fork_turns", "all" if tool != "spawn_agent" else "none")
+        fork = fork_turns != "none" or tool_input.get("fork_context") is True
+        read = {"prompt": message, "subagent_type": "fork" if fork else "default"}
+        name = tool_input.get("task_name")
+        if isinstance(name, str) and name:
+            read["description"] = name
+        return "Agent", read
     return tool, tool_input
 
 
@@ -121,6 +149,11 @@ def read_event(event: dict[str, Any]) -> dict[str, Any]:
         if out["tool_name"] != event.get("tool_name"):
             out["codex_tool_name"] = event.get("tool_name")
     return out
+
+
+def settings_for(event: dict[str, Any]) -> dict[str, Any]:
+    """The settings this event overrides (read by gate/hook.py): a spawn's memories wait for SubagentStart."""
+    return _SPAWN_SETTINGS if event.get("codex_tool_name") in SPAWN_TOOLS else {}
 
 
 def write_verdict(event_name: str, output: dict[str, Any] | None, event: dict[str, Any] | None = None

@@ -29,11 +29,17 @@ AGENT_ARGS = ("--agent", "codex")
 RULES_FILE = "memory-gate.rules"
 
 # The events gate answers, as Codex names them. PreToolUse: a shell call reaches the hook as "Bash", an edit as
-# "apply_patch" (gate/hosts/codex/hook_io.py reads both); SessionStart's matcher is its source.
+# "apply_patch", a spawn as "collaborationspawn_agent" (or "spawn_agent"), an MCP tool as mcp__SERVER__TOOL
+# (gate/hosts/codex/hook_io.py reads them). Codex's matchers are regular expressions searched in the name: the
+# MCP part (gate/install/wiring.py, as for Claude Code) selects the tools whose name says they write
+# (rules/triggers.toml [search_first] change_tools), so a read-only MCP call costs no hook process.
+# SessionStart's matcher is its source; SubagentStart's, the child's role (any).
+TOOL_MATCHER = rf"^(?:Bash|apply_patch|collaborationspawn_agent|spawn_agent)$|{wiring.MCP_CHANGE_MATCHER}"
 EVENTS: tuple[wiring.EventSpec, ...] = (
     wiring.EventSpec("SessionStart", "startup|resume|clear|compact|fork", 10),
     wiring.EventSpec("UserPromptSubmit", None, 10),
-    wiring.EventSpec("PreToolUse", "Bash|apply_patch", 5),
+    wiring.EventSpec("PreToolUse", TOOL_MATCHER, 5),
+    wiring.EventSpec("SubagentStart", None, 10),
     wiring.EventSpec("Stop", None, 10),
     wiring.EventSpec("PreCompact", None, 10),
 )

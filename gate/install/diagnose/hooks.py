@@ -28,6 +28,7 @@ SYNTHETIC: dict[str, dict[str, Any]] = {
     "Stop": {"stop_hook_active": False, "last_assistant_message": ""},
     "PreCompact": {"trigger": "manual", "custom_instructions": ""},
     "SubagentStop": {"agent_id": "gatedoctor", "agent_type": "general-purpose", "stop_hook_active": False},
+    "SubagentStart": {"agent_id": "gatedoctor", "agent_type": "default"},  # Codex's (nothing held: silent)
     # Gemini CLI's names (gate/hosts/gemini/hook_io.py reads them into the ones above)
     "BeforeAgent": {"prompt": "gate doctor: a synthetic prompt to time the recall hook"},
     "BeforeTool": {"tool_name": "read_file", "tool_input": {"file_path": "README.md"}},

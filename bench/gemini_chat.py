@@ -13,7 +13,6 @@ edits, replies), so a Stop hook reading a recording reads about what it reads in
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import uuid
@@ -22,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import Generator
-from bench.transcript import _WATERFALL_SOURCE, LAST_MESSAGE, LAST_PROMPT, Transcript, _Pool, parse_size
+from bench.transcript import (
+    _WATERFALL_SOURCE,
+    LAST_MESSAGE,
+    LAST_PROMPT,
+    Transcript,
+    _Pool,
+    fill,
+    writer_main,
+)
 
 WATERFALL = "src/payments/waterfall.py"
 # The evidence turn's edit as Gemini's `replace` (the same change as the JSONL transcript's Edit).
@@ -145,25 +152,13 @@ def write_chat(path: Path, size: int, seed: int = 13, cwd: str = "/home/dev/proj
                 "startTime": "2026-03-02T09:00:00.000Z", "lastUpdated": "2026-03-02T09:00:00.000Z", "kind": "main"})
         w.line({"$set": {"messages": [{"id": w.new_id(), "type": "user", "content": [
             {"text": f"<session_context>\nWorking directory: {cwd}\n</session_context>"}]}]}})
-        reserve = 6_000  # about what the last turn takes, so small recordings land near their target
-        cap = max(300, size // 100)  # as the JSONL transcript: small recordings get small turns
-        turns = 0
-        while w.size + (w.size / turns / 2 if turns else 0) < size - reserve:
-            _filler_turn(w, rng, pool, gen, cap)
-            turns += 1
+        fill(w, size, 6_000, lambda cap: _filler_turn(w, rng, pool, gen, cap))
         _last_turn(w)
     return Transcript(path, size if target is None else target, w.size, w.lines, session_id, LAST_MESSAGE)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.gemini_chat", description=__doc__.split("\n")[0])
-    parser.add_argument("--size", default="50KB", help="target size, e.g. 50KB, 5MB")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
-    info = write_chat(args.out, parse_size(args.size), args.seed)
-    print(f"{info.lines} lines, {info.size / 1e6:.2f} MB -> {info.path}")
-    return 0
+    return writer_main(argv, "python -m bench.gemini_chat", __doc__.split("\n")[0], 13, write_chat)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ patches, reasoning, token counts), so a Stop hook reading a rollout reads about 
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import uuid
@@ -21,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import Generator
-from bench.transcript import _WATERFALL_SOURCE, LAST_MESSAGE, LAST_PROMPT, Transcript, _Pool, parse_size
+from bench.transcript import (
+    _WATERFALL_SOURCE,
+    LAST_MESSAGE,
+    LAST_PROMPT,
+    Transcript,
+    _Pool,
+    fill,
+    writer_main,
+)
 
 CLI_VERSION = "0.171.0"
 MODEL = "gpt-5.5"
@@ -159,25 +166,13 @@ def write_rollout(path: Path, size: int, seed: int = 11, cwd: str = "/home/dev/p
                                "model_provider": "openai"})
         w.add("response_item", {"type": "message", "role": "user", "content": [
             {"type": "input_text", "text": f"<environment_context>\n  <cwd>{cwd}</cwd>\n</environment_context>"}]})
-        reserve = 6_000  # about what the last turn takes, so small rollouts land near their target
-        cap = max(300, size // 100)  # as the JSONL transcript: small rollouts get small turns
-        turns = 0
-        while w.size + (w.size / turns / 2 if turns else 0) < size - reserve:
-            _filler_turn(w, rng, pool, gen, cap)
-            turns += 1
+        fill(w, size, 6_000, lambda cap: _filler_turn(w, rng, pool, gen, cap))
         _last_turn(w)
     return Transcript(path, size if target is None else target, w.size, w.lines, session_id, LAST_MESSAGE)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.rollout", description=__doc__.split("\n")[0])
-    parser.add_argument("--size", default="50KB", help="target size, e.g. 50KB, 5MB")
-    parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
-    info = write_rollout(args.out, parse_size(args.size), args.seed)
-    print(f"{info.lines} lines, {info.size / 1e6:.2f} MB -> {info.path}")
-    return 0
+    return writer_main(argv, "python -m bench.rollout", __doc__.split("\n")[0], 11, write_rollout)
 
 
 if __name__ == "__main__":

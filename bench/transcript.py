@@ -15,6 +15,7 @@ import argparse
 import json
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -318,26 +319,39 @@ def write_transcript(path: Path, size: int, seed: int = 11, cwd: str = "/home/de
     with path.open("w", encoding="utf-8") as handle:
         w = _Writer(handle, rng, session_id, cwd)
         w.noise("summary", {"summary": "Payments waterfall and CI work", "leafUuid": w.uid()})
-        reserve = 7_000  # about what the last turn takes, so small transcripts land near their target
-        cap = max(300, size // 100)  # small transcripts get small turns instead of one giant one
-        turns = 0
-        # Stop before a turn would likely overshoot (the average turn so far is the estimate).
-        while w.size + (w.size / turns / 2 if turns else 0) < size - reserve:
-            _filler_turn(w, rng, pool, gen, cap)
-            turns += 1
+        fill(w, size, 7_000, lambda cap: _filler_turn(w, rng, pool, gen, cap))
         _last_turn(w)
     return Transcript(path, size, w.size, w.lines, session_id, LAST_MESSAGE)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.transcript", description=__doc__.split("\n")[0])
-    parser.add_argument("--size", default="50KB", help="target size, e.g. 50KB, 5MB, 50MB")
-    parser.add_argument("--seed", type=int, default=11)
+def fill(w: Any, size: int, reserve: int, filler: Callable[[int], None]) -> None:
+    """Filler turns (`filler(cap)`) until writer `w` is about `size` bytes less `reserve` (about what the last
+    turn takes, so small files land near their target). Small files get small turns (cap: a turn's text at most
+    size/100) instead of one giant one; the loop stops before a turn would likely overshoot (the average turn
+    so far is the estimate). Shared by the transcript, rollout and chat-recording writers."""
+    cap = max(300, size // 100)
+    turns = 0
+    while w.size + (w.size / turns / 2 if turns else 0) < size - reserve:
+        filler(cap)
+        turns += 1
+
+
+def writer_main(argv: list[str] | None, prog: str, description: str, seed: int,
+                write: Callable[[Path, int, int], Transcript], sizes: str = "e.g. 50KB, 5MB") -> int:
+    """The command line of a bench file writer: --size, --seed, --out; prints what it wrote."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--size", default="50KB", help=f"target size, {sizes}")
+    parser.add_argument("--seed", type=int, default=seed)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    info = write_transcript(args.out, parse_size(args.size), args.seed)
+    info = write(args.out, parse_size(args.size), args.seed)
     print(f"{info.lines} lines, {info.size / 1e6:.2f} MB -> {info.path}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return writer_main(argv, "python -m bench.transcript", __doc__.split("\n")[0], 11, write_transcript,
+                       "e.g. 50KB, 5MB, 50MB")
 
 
 if __name__ == "__main__":

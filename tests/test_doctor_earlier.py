@@ -100,6 +100,7 @@ def test_claude_code_settings_of_earlier_gates_are_one_finding_per_file_and_inst
     hooks = claude_926c776(OLD_PORTABLE, OLD_SESSION_START)
     hooks["PreToolUse"].insert(0, MINE_TOOL)
     hooks["Stop"].append(MINE_STOP)
+    hooks["UserPromptSubmit"][0]["hooks"].append({"type": "command", "command": "echo in-gates-group"})
     write(shared, {"model": "opus", "hooks": hooks})
     # An older one still in the local file: this machine's interpreter, no spawns in the matcher, no SubagentStop.
     command = f"{shlex.quote(sys.executable)} -P -m gate.hook {MARK}"

@@ -45,8 +45,10 @@ def differences(entries: Iterable[Entry], events: tuple[EventSpec, ...],
             continue
         if len(mine) > 1:
             found.append(f"{spec.event} is wired {len(mine)} times")
+        # the matcher found, not this gate's (a long expression: `gate install --dry-run` shows it)
         for matcher in sorted({_shown(m) for m, _ in mine if m != spec.matcher}):
-            found.append(f"{spec.event}'s matcher is {matcher}, not this gate's {_shown(spec.matcher)}")
+            found.append(f"{spec.event}'s matcher is {matcher}, not this gate's" if spec.matcher is not None
+                         else f"{spec.event} has the matcher {matcher}, which this gate does not write")
         if any(_earlier_command(command, commands.get(spec.event) if commands else None) for _, command in mine):
             found.append(f"{spec.event} runs an earlier gate's committed command")
     wired = {spec.event for spec in events}

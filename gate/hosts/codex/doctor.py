@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gate.hosts.codex import install as codex
 from gate.install import files, jsonedit, launcher, wiring
+from gate.install.diagnose import earlier
 from gate.install.diagnose.base import Check, Wired
 
 APPROVE = ("start codex in the project and approve gate's hooks once in /hooks (Codex shows a new or changed hook "
@@ -41,6 +42,12 @@ def wired_hooks(root: Path) -> tuple[list[Wired], list[Check]]:
         if entries:
             events = sorted({e.event for e in entries})
             checks.append(Check("codex", "ok", f"{path} ({scope}) wires {', '.join(events)}"))
+            differences = earlier.differences(earlier.entries_of(data), codex.EVENTS)
+            if differences:
+                checks.append(Check("codex", "warn", earlier.message(f"{path} ({scope})", differences),
+                                    f"run `gate install --agent codex --scope {scope}` to update (it replaces gate's "
+                                    "entries and leaves yours as they are)",
+                                    {"source": str(path), "scope": scope, "differences": differences}))
     return found, checks
 
 
@@ -78,14 +85,9 @@ def codex_checks(root: Path, run: bool = True) -> list[Check]:
     sources = {w.source for w in wired}
     events = {w.event for w in wired}
     missing = [e for e in codex.EVENT_NAMES if e not in events]
-    if missing:
+    if earlier.broken(missing):  # an event an earlier gate did not wire yet is in the file's own finding
         checks.append(Check("codex", "fail", f"not wired in Codex: {', '.join(missing)}",
                             "run `gate install --agent codex` again to rewire every event"))
-    stale = sorted({w.source for w in wired if w.event == "PreToolUse" and w.matcher != codex.TOOL_MATCHER})
-    if stale:
-        checks.append(Check("codex", "warn", f"gate's PreToolUse matcher in {', '.join(stale)} is not this gate's: "
-                            "the tool calls it leaves out (spawns, MCP tools that write) never reach the hook",
-                            "run `gate install --agent codex` again"))
     if len(sources) > 1:
         checks.append(Check("codex", "warn", f"gate is wired in both {' and '.join(sorted(sources))}: Codex runs "
                             "each hook twice", "remove one: gate uninstall --agent codex --scope project|user"))

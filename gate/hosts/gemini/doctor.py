@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gate.hosts.gemini import install as gemini
 from gate.install import files, jsonedit, launcher, wiring
+from gate.install.diagnose import earlier
 from gate.install.diagnose.base import Check, Wired
 
 TRUST = ("trust the folder when Gemini asks (or run /permissions in gemini there; a folder is trusted in "
@@ -47,6 +48,12 @@ def wired_hooks(root: Path) -> tuple[list[Wired], list[Check]]:
         if entries:
             events = sorted({e.event for e in entries})
             checks.append(Check("gemini", "ok", f"{path} ({scope}) wires {', '.join(events)}"))
+            differences = earlier.differences(earlier.entries_of(data), gemini.EVENTS)
+            if differences:
+                checks.append(Check("gemini", "warn", earlier.message(f"{path} ({scope})", differences),
+                                    f"run `gate install --agent gemini --scope {scope}` to update (it replaces gate's "
+                                    "entries and leaves yours as they are)",
+                                    {"source": str(path), "scope": scope, "differences": differences}))
     return found, checks
 
 
@@ -103,7 +110,7 @@ def gemini_checks(root: Path, run: bool = True) -> list[Check]:
     sources = {w.source for w in wired}
     events = {w.event for w in wired}
     missing = [e for e in gemini.EVENT_NAMES if e not in events]
-    if missing:
+    if earlier.broken(missing):  # an event an earlier gate did not wire yet is in the file's own finding
         checks.append(Check("gemini", "fail", f"not wired in Gemini: {', '.join(missing)}",
                             "run `gate install --agent gemini` again to rewire every event"))
     if len(sources) > 1:

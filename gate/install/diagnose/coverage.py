@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from gate.install import launcher, wiring
+from gate.install.diagnose import earlier
 from gate.install.diagnose.base import PLUGIN_COMMAND, Check, Settings, Wired, dedupe, event_order
 
 
@@ -34,6 +35,13 @@ def settings_wiring(settings: Settings) -> tuple[list[Wired], list[Check]]:
         if entries:
             events = sorted({e.event for e in entries}, key=event_order)
             checks.append(Check("settings", "ok", f"{path} ({scope}) wires {', '.join(events)}"))
+            commands = wiring.commands_for("project", "") if scope == "project" else None
+            found = earlier.differences(earlier.entries_of(data), wiring.EVENTS, commands)
+            if found:
+                checks.append(Check("wiring", "warn", earlier.message(f"{path} ({scope})", found),
+                                    f"run `gate install --scope {scope}` to update (it replaces gate's entries and "
+                                    "leaves yours as they are)", {"source": str(path), "scope": scope,
+                                                                  "differences": found}))
     return wired, checks
 
 
@@ -50,13 +58,13 @@ def coverage(wired: list[Wired], project_settings: Path | None = None) -> list[C
         ]
     events = {w.event for w in wired}
     missing = [e for e in wiring.EVENT_NAMES if e not in events]
-    if missing:
+    if earlier.broken(missing):
         checks.append(
             Check(
                 "wiring", "fail", f"not wired: {', '.join(missing)}", "run `gate install` again to rewire every event"
             )
         )
-    else:
+    elif not missing:
         checks.append(Check("wiring", "ok", f"every event is wired: {', '.join(wiring.EVENT_NAMES)}"))
     for spec in wiring.EVENTS:
         # Claude Code runs an identical command string once; different ones all run.

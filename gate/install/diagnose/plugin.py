@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from gate.install import files
+from gate.install import files, wiring
+from gate.install.diagnose import earlier
 from gate.install.diagnose.base import PLUGIN_NAME, Check, Settings, Wired
 
 
@@ -76,9 +77,12 @@ def plugin_wiring(settings: Settings, root: Path) -> tuple[list[Wired], list[Che
         except (OSError, ValueError, KeyError) as error:
             checks.append(Check("plugin", "fail", f"plugin {plugin_id}: unreadable hooks.json ({error})"))
             continue
+        # Every entry of the plugin's hooks.json is gate's (its command carries no marker).
+        entries: list[earlier.Entry] = []
         for event, groups in hooks.items():
             for group in groups:
                 for entry in group.get("hooks", []):
+                    entries.append((event, group.get("matcher"), entry["command"]))
                     wired.append(
                         Wired(
                             event,
@@ -89,6 +93,11 @@ def plugin_wiring(settings: Settings, root: Path) -> tuple[list[Wired], list[Che
                             group.get("matcher"),
                         )
                     )
+        found = earlier.differences(entries, wiring.EVENTS)
+        if found:
+            checks.append(Check("plugin", "warn", earlier.message(f"plugin {plugin_id}", found),
+                                f"update the plugin: claude plugin update {plugin_id} (then restart Claude Code)",
+                                {"install_path": str(install_path), "differences": found}))
         ready = not plugin_not_ready(env)
         checks.append(
             Check(

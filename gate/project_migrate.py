@@ -43,7 +43,7 @@ def _replace(path: str, text: str, mode: int) -> None:
     os.replace(temp, path)
 
 
-def _checkouts(common: str) -> list[str]:
+def checkouts(common: str) -> list[str]:
     """Every checkout of the repository git knows of now: the main worktree and each linked one."""
     found = [main_checkout(common)]
     worktrees = join(common, "worktrees")
@@ -162,7 +162,7 @@ def migrate(data: str, state: str, root: str, key: str, common: str, aliases: tu
     projects = join(data, "projects")
     roots = [root, *(a for a in aliases if os.path.isabs(a))]  # an alias a person added: its store joins too
     if scan:
-        roots += _checkouts(common) + _removed_claude_worktrees(projects, common)
+        roots += checkouts(common) + _removed_claude_worktrees(projects, common)
     found = [(path, project_key(path)) for path in dict.fromkeys(roots)]
     found = [(path, old) for path, old in found if old != key and os.path.isdir(join(projects, old))]
     if not found:

@@ -201,12 +201,14 @@ def _free_name(path: str) -> str:
 
 
 def _move_state(state: str, old_key: str, key: str) -> None:
-    """A project muted under its old name stays muted (`gate mute`)."""
-    folder = join(state, "mute")
-    source, target = join(folder, f"{old_key}.json"), join(folder, f"{key}.json")
-    if os.path.isfile(source) and not os.path.lexists(target):
-        with contextlib.suppress(OSError):
-            os.rename(source, target)
+    """A project muted under its old name stays muted (`gate mute`); the turns its sessions deferred under the
+    old name still reach the project's next session start (gate/session/carryover.py; when the project has a
+    carry file already, the old one stays: its entries are at most `carry_days` old and expire unseen)."""
+    for folder in (join(state, "mute"), join(state, "carry")):
+        source, target = join(folder, f"{old_key}.json"), join(folder, f"{key}.json")
+        if os.path.isfile(source) and not os.path.lexists(target):
+            with contextlib.suppress(OSError):
+                os.rename(source, target)
 
 
 def unmerged(data: str, root: str, aliases: tuple[str, ...]) -> list[str]:

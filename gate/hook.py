@@ -159,9 +159,10 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
         from gate.session.audit import write_error
 
         for problem in problems:
-            write_error(event_name, ValueError(problem), project=paths.root, kind="setting")
+            write_error(event_name, ValueError(problem), project=paths.root, kind="setting", project_id=paths.key)
         if paths.migration_error is not None:  # the old stores stay where they are until a call moves them
-            write_error(event_name, paths.migration_error, project=paths.root, kind="migration")
+            write_error(event_name, paths.migration_error, project=paths.root, kind="migration",
+                        project_id=paths.key)
     ctx = HookContext(event=event, event_name=event_name, session_id=session_id, paths=paths, settings=settings)
     with open_ledger(session_id) as ledger:
         outcome = _continuation(host, ctx, ledger) or decide(ctx, ledger)
@@ -177,7 +178,8 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
     if settings.get("audit", True):
         record: dict[str, Any] = {
             "session": session_id,
-            "project": paths.root,
+            "project": paths.root,  # the checkout, for reading; reports select by the id
+            "project_id": paths.key,  # the project (every checkout of its repository): resolved above, no new read
             "event": event_name,
             "gate": outcome.gate,
             "decision": outcome.decision,
@@ -307,7 +309,7 @@ def _fail_open(event_name: str, session: str, cwd: str, error: BaseException, st
     try:
         from gate.session.audit import write_audit, write_error
 
-        project = ""
+        project = project_id = ""
         if cwd:
             try:
                 from gate.paths import project_root
@@ -315,12 +317,20 @@ def _fail_open(event_name: str, session: str, cwd: str, error: BaseException, st
                 project = str(project_root(cwd))
             except Exception:
                 project = ""
+        if project:
+            try:  # the project's id, read (or made) as the hook would have: the failure may lie there itself
+                from gate.project_id import identify
 
-        write_error(event_name, error, project=project)
+                project_id = identify(project).key
+            except Exception:
+                project_id = ""
+
+        write_error(event_name, error, project=project, project_id=project_id or None)
         write_audit(
             {
                 "session": session,
                 "project": project,
+                **({"project_id": project_id} if project_id else {}),
                 "event": event_name,
                 "gate": "",
                 "decision": "failed_open",

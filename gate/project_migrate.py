@@ -43,7 +43,7 @@ def _replace(path: str, text: str, mode: int) -> None:
     os.replace(temp, path)
 
 
-def _checkouts(common: str) -> list[str]:
+def checkouts(common: str) -> list[str]:
     """Every checkout of the repository git knows of now: the main worktree and each linked one."""
     found = [main_checkout(common)]
     worktrees = join(common, "worktrees")
@@ -162,7 +162,7 @@ def migrate(data: str, state: str, root: str, key: str, common: str, aliases: tu
     projects = join(data, "projects")
     roots = [root, *(a for a in aliases if os.path.isabs(a))]  # an alias a person added: its store joins too
     if scan:
-        roots += _checkouts(common) + _removed_claude_worktrees(projects, common)
+        roots += checkouts(common) + _removed_claude_worktrees(projects, common)
     found = [(path, project_key(path)) for path in dict.fromkeys(roots)]
     found = [(path, old) for path, old in found if old != key and os.path.isdir(join(projects, old))]
     if not found:
@@ -201,12 +201,14 @@ def _free_name(path: str) -> str:
 
 
 def _move_state(state: str, old_key: str, key: str) -> None:
-    """A project muted under its old name stays muted (`gate mute`)."""
-    folder = join(state, "mute")
-    source, target = join(folder, f"{old_key}.json"), join(folder, f"{key}.json")
-    if os.path.isfile(source) and not os.path.lexists(target):
-        with contextlib.suppress(OSError):
-            os.rename(source, target)
+    """A project muted under its old name stays muted (`gate mute`); the turns its sessions deferred under the
+    old name still reach the project's next session start (gate/session/carryover.py; when the project has a
+    carry file already, the old one stays: its entries are at most `carry_days` old and expire unseen)."""
+    for folder in (join(state, "mute"), join(state, "carry")):
+        source, target = join(folder, f"{old_key}.json"), join(folder, f"{key}.json")
+        if os.path.isfile(source) and not os.path.lexists(target):
+            with contextlib.suppress(OSError):
+                os.rename(source, target)
 
 
 def unmerged(data: str, root: str, aliases: tuple[str, ...]) -> list[str]:

@@ -63,6 +63,7 @@ def _audit(paths: ProjectPaths, session: str | None, decision: str, extra: dict[
     record: dict[str, Any] = {
         "session": session or "",
         "project": paths.root,
+        "project_id": paths.key,
         "event": "mute",
         "gate": "mute",
         "decision": decision,
@@ -97,12 +98,15 @@ def _ledger_record(path: str) -> dict[str, Any]:
 
 
 def _muted_sessions(paths: ProjectPaths) -> list[str]:
-    """The sessions of this project whose own mute is on (each ledger names its project)."""
+    """The sessions of this project whose own mute is on (each ledger names its project: by its id, every
+    checkout of the repository; a ledger of an older gate by its checkout path)."""
     directory = Path(sessions_dir())
     found = []
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
         data = _ledger_record(str(path))
-        if data.get("muted") and data.get("project") == paths.root:
+        key = data.get("project_id")
+        ours = key == paths.key if isinstance(key, str) and key else data.get("project") == paths.root
+        if data.get("muted") and ours:
             found.append(str(data.get("session", path.stem)))
     return found
 
@@ -137,6 +141,7 @@ def run_mute(args: argparse.Namespace) -> int:
         with open_ledger(session) as ledger:
             ledger.muted = True
             ledger.project = ledger.project or paths.root  # so that `gate mute --status` finds it before its start
+            ledger.project_id = ledger.project_id or paths.key
         _audit(paths, session, "muted")
         _print(args, {"muted": "session", "session": session}, f"muted session {session}: gates stay silent")
         return 0

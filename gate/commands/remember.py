@@ -261,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
         print_json({"refused": "near_duplicate", "error": str(error), "matches": error.matches})
         return error.exit_code
     if shell is not None:
-        _audit_write(memory, store.paths.root, shell)
+        _audit_write(memory, store.paths, shell)
     if args.json:
         print_json({"id": memory.id, **({"derived_cues": memory.derived_cues} if memory.derived_cues else {})})
     else:
@@ -275,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _audit_write(memory: Memory, root: str, shell: AgentShell) -> None:
+def _audit_write(memory: Memory, paths: ProjectPaths, shell: AgentShell) -> None:
     """One audit record (event Remember, gate remember) for a memory an agent's shell stored: `gate stats` counts
     per agent what each wrote. A person's write records nothing, as a person's search does not. Never raises: the
     memory is stored already."""
@@ -283,10 +283,11 @@ def _audit_write(memory: Memory, root: str, shell: AgentShell) -> None:
         from gate.session.audit import write_audit
         from gate.settings import load_settings
 
-        settings = load_settings(root, problems=[])
+        settings = load_settings(paths.root, problems=[])
         if not settings.get("audit", True):
             return
-        write_audit({"session": memory.session, "project": root, "event": EVENT, "gate": GATE, "decision": "stored",
+        write_audit({"session": memory.session, "project": paths.root, "project_id": paths.key, "event": EVENT,
+                     "gate": GATE, "decision": "stored",
                      "reason": "AGENT_REMEMBER", "id": memory.id, "kind": memory.kind, "scope": memory.scope,
                      "agent": shell.agent}, int(settings.get("audit_max_bytes", 20_000_000)))
     except Exception:  # bookkeeping: the memory is stored, the agent must see its id

@@ -8,6 +8,7 @@ from typing import Any
 
 from gate.commands._common import add_json_option, add_project_option, open_store, print_json
 from gate.memory.search import SearchResult, explain, search
+from gate.paths import ProjectPaths
 from gate.rules import load_rules
 
 
@@ -64,20 +65,20 @@ def run(args: argparse.Namespace) -> int:
         data["hidden"] = {"below_cliff": hidden["BELOW_CLIFF"], "over_limit": hidden["OVER_CAP"],
                           "few_terms": hidden["FEW_TERMS"]}
         print_json(data)
-        _record(args, store.paths.root, found, len(json.dumps(data)))
+        _record(args, store.paths, found, len(json.dumps(data)))
         return 0
     lines = _text_lines(result, args.explain, explained, below | few, hidden, float(cut.get("cliff_ratio", 0.0)),
                         need, few)
     print("\n".join(lines))
-    _record(args, store.paths.root, found, sum(len(line) + 1 for line in lines))
+    _record(args, store.paths, found, sum(len(line) + 1 for line in lines))
     return 0
 
 
-def _record(args: argparse.Namespace, root: str, found: list[str], chars: int) -> None:
+def _record(args: argparse.Namespace, paths: ProjectPaths, found: list[str], chars: int) -> None:
     """An agent's own search is delivery (gate/session/agent_search.py); a person's records nothing."""
     from gate.session import agent_search
 
-    agent_search.record("search", " ".join(args.query), found, str(root), chars=chars)
+    agent_search.record("search", " ".join(args.query), found, str(paths.root), chars=chars, project_id=paths.key)
 
 
 def _text_lines(result: SearchResult, explaining: bool, explained: dict[str, Any], below: set[str],

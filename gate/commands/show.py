@@ -81,7 +81,8 @@ def _record(store: Store, memory_id: str, chars: int) -> None:
     """A memory the agent opens itself is delivered in full (gate/session/agent_search.py)."""
     from gate.session import agent_search
 
-    agent_search.record("show", memory_id, [memory_id], str(store.paths.root), chars=chars)
+    agent_search.record("show", memory_id, [memory_id], str(store.paths.root), chars=chars,
+                        project_id=store.paths.key)
 
 
 def changed_fields(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

@@ -23,11 +23,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from gate.paths import ProjectPaths
     from gate.session.audit import read_audit
+    from gate.stats.select import Selection
     from gate.stats.trace import build_trace, render_text
 
     if args.last and args.prompt is not None:
         raise GateError("--last and --prompt do not go together", hint="--session ID --prompt N picks one prompt")
-    project = str(ProjectPaths.for_cwd(args.project).root)
+    project = Selection.of_paths(ProjectPaths.for_cwd(args.project))  # by the project's id (every checkout)
     trace = build_trace(read_audit(), project=project, session=args.session, prompt=args.prompt)
     if args.json:
         print_json(trace)

@@ -26,7 +26,8 @@ def agent_session(environ: dict[str, str] | None = None) -> str | None:
     return session[:200] or None
 
 
-def record(command: str, query: str, found: list[str], project_root: str, *, chars: int = 0) -> bool:
+def record(command: str, query: str, found: list[str], project_root: str, *, chars: int = 0,
+           project_id: str = "") -> bool:
     """Record an agent's search (`command` "search": `found` its hits) or show ("show": `found` the memory
     opened). Returns whether it was recorded. Never raises: the command's own output matters more."""
     session = agent_session()
@@ -46,6 +47,7 @@ def record(command: str, query: str, found: list[str], project_root: str, *, cha
         entry: dict[str, Any] = {
             "session": session,
             "project": project_root,
+            "project_id": project_id,  # what `gate stats` selects by (every checkout of a repository)
             "event": EVENTS[command],
             "gate": GATE,
             # A search's hits are delivered as any gate's are; a show opens one memory the agent asked for.
@@ -64,7 +66,7 @@ def record(command: str, query: str, found: list[str], project_root: str, *, cha
             from gate.session.audit import write_error
 
             write_error(EVENTS.get(command, "AgentSearch"), RuntimeError("could not record the agent's search"),
-                        project=project_root)
+                        project=project_root, project_id=project_id or None)
         except Exception:
             pass
         return False

@@ -32,8 +32,8 @@ _PIECE = r"[A-Za-z0-9]{4,}"
 _KEYLIKE_RE, _LETTERS_RE, _PIECE_RE = (CompiledOnUse(p) for p in (_KEYLIKE, _LETTERS, _PIECE))  # kept programs
 # Fields gate itself fills (ids, codes, paths, times): never free text, left as they are.
 _STRUCTURAL = frozenset({
-    "session", "project", "transcript", "ts", "event", "gate", "decision", "reason", "delivered", "suppressed",
-    "dropped", "chars", "latency_ms", "id", "from", "edge", "disposition", "score", "error", "source",
+    "session", "project", "project_id", "transcript", "ts", "event", "gate", "decision", "reason", "delivered",
+    "suppressed", "dropped", "chars", "latency_ms", "id", "from", "edge", "disposition", "score", "error", "source",
     "agent_id", "agent_type", "spawned_by", "tool_use_id", "agent_transcript",  # which subagent a record is for
     "opened",  # the memory ids an agent opened itself
     "agent",  # which agent the hook served (gate/hosts/)
@@ -113,14 +113,16 @@ def write_audit(
     append(audit_log_file(), json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n", max_bytes)
 
 
-def write_error(event: str, error: BaseException, project: str | None = None, kind: str | None = None) -> None:
+def write_error(event: str, error: BaseException, project: str | None = None, kind: str | None = None,
+                project_id: str | None = None) -> None:
     """One line per failure: where and what, never the input (it may hold a prompt or a secret). The project
     (default: $CLAUDE_PROJECT_DIR) lets `gate doctor` count only its own project's lines in this shared log;
     kind "setting" marks a bad setting the hook skipped (it went on with the default: not a fail-open), kind
     "rules" a rules layer or value it left out (the same);
-    `synthetic` marks a line of doctor's own test runs."""
+    `synthetic` marks a line of doctor's own test runs; `project_id` names the project as `gate stats` selects it
+    (every checkout of a repository is one project)."""
     message = _redact_text(str(error).replace("\n", " ")[:300], frozenset())
-    append(error_log_file(), error_line(event, type(error).__name__, message, project, kind), 5_000_000)
+    append(error_log_file(), error_line(event, type(error).__name__, message, project, kind, project_id), 5_000_000)
 
 
 def read_audit(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:

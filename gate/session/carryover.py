@@ -2,7 +2,8 @@
 
 A turn the Stop deferred waits in its session's ledger for the next prompt (gate/gates/ reminder). When the
 session ends first, no prompt ever carries it; so every deferral is also kept here, one entry per session, in
-one small JSON file per project (state/carry/<project key>.json, flock'd for each read-modify-write):
+one small JSON file per project (state/carry/<project id>.json, flock'd for each read-modify-write; the project
+is the repository, so a turn deferred in one worktree reaches the next session of any checkout of it):
 
 - the session's next prompt takes its reminder up: the entry is dropped (`drop`);
 - another session of the project starts: it takes the entries of the other sessions (`take`), each once, as a

@@ -34,7 +34,8 @@ def session_file_stem(session_id: str) -> str:
 # field -> default factory; the ledger file is exactly these keys
 _FIELDS: dict[str, Any] = {
     "session": str,
-    "project": str,
+    "project": str,  # the checkout the session runs in
+    "project_id": str,  # its project (gate/project_id.py): what cross-session lookups (`gate mute --status`) match
     "version": lambda: VERSION,
     "created": time.time,
     "updated": time.time,
@@ -104,6 +105,7 @@ class Ledger:
     __slots__ = tuple(_FIELDS)
     session: str
     project: str
+    project_id: str
     version: int
     created: float
     updated: float

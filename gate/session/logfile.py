@@ -46,7 +46,8 @@ def append(path: str, line: str, max_bytes: int) -> None:
         os.close(fd)
 
 
-def error_line(event: str, error: str, message: str, project: str | None = None, kind: str | None = None) -> str:
+def error_line(event: str, error: str, message: str, project: str | None = None, kind: str | None = None,
+               project_id: str | None = None) -> str:
     """One error-log line: where and what (the caller has made `message` safe to keep)."""
     record: dict[str, str | bool] = {
         "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z",
@@ -57,6 +58,8 @@ def error_line(event: str, error: str, message: str, project: str | None = None,
     project = project or os.environ.get("CLAUDE_PROJECT_DIR", "")
     if project:
         record["project"] = str(project)[:1000]
+    if project_id:
+        record["project_id"] = project_id[:100]
     if kind:
         record["kind"] = kind
     if os.environ.get("GATE_DOCTOR"):

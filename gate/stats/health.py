@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.paths import error_log_file
-from gate.stats.select import number
+from gate.stats.select import Selection, number
 
 ERROR_TAIL_BYTES = 16 * 1024
 
@@ -39,11 +39,14 @@ def latency_figures(records: list[dict[str, Any]]) -> dict[str, dict[str, float]
     }
 
 
-def last_error(path: Path | None = None, project: str | None = None) -> dict[str, Any] | None:
+def last_error(path: Path | None = None, project: Selection | str | None = None) -> dict[str, Any] | None:
     """The last line of the error log (read from its end: the log may be megabytes). The log is shared by every
-    project: with a project, lines another project wrote are passed over (lines from before gate named the
-    project in them, and lines of doctor's own runs, are kept and skipped as they say)."""
+    project: with a project (a selection, or one id or checkout path), lines another project wrote are passed
+    over, by the project id a line names, else by its checkout path (lines from before gate named the project
+    in them, and lines of doctor's own runs, are kept and skipped as they say)."""
     path = path or error_log_file()
+    if isinstance(project, str):
+        project = Selection(project=project, roots=(project,))
     try:
         with open(path, "rb") as handle:
             size = handle.seek(0, os.SEEK_END)
@@ -58,13 +61,13 @@ def last_error(path: Path | None = None, project: str | None = None) -> dict[str
             continue
         if not isinstance(data, dict) or data.get("synthetic") is True:
             continue
-        if project and data.get("project") and data.get("project") != project:
+        if project is not None and (data.get("project") or data.get("project_id")) and not project.owns(data):
             continue
         return {key: data.get(key) for key in ("ts", "event", "error", "message")}
     return None
 
 
-def failure_figures(failures: list[dict[str, Any]], project: str | None = None) -> dict[str, Any]:
+def failure_figures(failures: list[dict[str, Any]], project: Selection | None = None) -> dict[str, Any]:
     return {
         "failed_open": len(failures),
         "failed_open_by_event": dict(Counter(str(r.get("event")) for r in failures).most_common()),

@@ -78,7 +78,7 @@ def _pct(share: float | None) -> str:
 
 
 def render_html(report: dict[str, Any], days: dict[str, Counter[str]]) -> str:
-    scope = report["filters"]["project"] or "all projects"
+    scope = report["filters"].get("project_root") or report["filters"]["project"] or "all projects"
     adoption, use = report["adoption"], report["use"]
     totals = report["injection"]["totals"]
     headline = [

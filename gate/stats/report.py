@@ -60,7 +60,7 @@ def build(selection: Selection, *, cap: int, audit_enabled: bool = True) -> dict
         "adoption": adoption_figures(writeback, sessions),
         "health": {
             "latency_ms": latency_figures(records + failures),
-            **failure_figures(failures, selection.project),
+            **failure_figures(failures, selection),
             "store": store_figures(selection.project_root),
         },
         "empty": not records,
@@ -133,7 +133,7 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"store: {_n(store['active'], 'active memory', _ACTIVE)} ({_counts(store['by_kind'])})")
         return "\n".join(lines)
     filters = report["filters"]
-    scope = filters["project"] or "all projects"
+    scope = filters.get("project_root") or filters["project"] or "all projects"
     if filters["session"]:
         scope += f", session {filters['session']}"
     lines = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from typing import Any
 
 from gate.errors import GateError
 from gate.paths import ProjectPaths
+from gate.project_migrate import checkouts
 
 _RELATIVE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -43,23 +45,45 @@ def parse_since(text: str, now: float | None = None) -> str:
 
 @dataclass(frozen=True)
 class Selection:
+    """Which records a report covers. A project is named by its id (gate/project_id.py: one for every checkout
+    of a repository, kept when the checkout moves); a record written before the audit named the id carries only
+    its checkout's path, and is the project's when that path is one of `roots` (the checkout at hand, the
+    repository's other checkouts, and the earlier paths the project's id file lists as aliases)."""
+
     since: str | None = None  # audit ts; records at or after it
-    project: str | None = None  # project root as the audit writes it; None: every project
+    project: str | None = None  # the project's id; None: every project
     session: str | None = None
+    root: str | None = None  # the checkout the report was asked from (its rules, stores and titles)
+    roots: tuple[str, ...] = ()  # checkout paths of the project: how a record without an id is matched
 
     @classmethod
     def from_args(
         cls, since: str | None, project_dir: str | None, all_projects: bool, session: str | None
     ) -> Selection:
-        project = None if all_projects else str(ProjectPaths.for_cwd(project_dir).root)
-        return cls(parse_since(since) if since else None, project, session or None)
+        cutoff = parse_since(since) if since else None
+        if all_projects:
+            return cls(cutoff, None, session or None)
+        return cls.of_paths(ProjectPaths.for_cwd(project_dir), since=cutoff, session=session or None)
+
+    @classmethod
+    def of_paths(cls, paths: ProjectPaths, since: str | None = None, session: str | None = None) -> Selection:
+        return cls(since, paths.key, session, paths.root, project_checkouts(paths))
 
     @property
     def project_root(self) -> Path | None:
-        return Path(self.project) if self.project else None
+        return Path(self.root) if self.root else None
+
+    def owns(self, record: dict[str, Any]) -> bool:
+        """Whether a record is of the selected project: by its `project_id`, else (an older record) by its path."""
+        if self.project is None:
+            return True
+        key = record.get("project_id")
+        if isinstance(key, str) and key:
+            return key == self.project
+        return record.get("project") in self.roots
 
     def describe(self) -> str:
-        parts = [f"project {self.project}" if self.project else "all projects"]
+        parts = [f"project {self.root or self.project}" if self.project else "all projects"]
         if self.session:
             parts.append(f"session {self.session}")
         if self.since:
@@ -67,7 +91,16 @@ class Selection:
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
-        return {"since": self.since, "project": self.project, "session": self.session}
+        return {"since": self.since, "project": self.project, "project_root": self.root, "session": self.session}
+
+
+def project_checkouts(paths: ProjectPaths) -> tuple[str, ...]:
+    """Every checkout path the project's records may name: the one at hand, its repository's checkouts that git
+    lists now, and the project's aliases (paths whose stores joined it: a moved checkout's old place)."""
+    found = [paths.root, *(alias for alias in paths.aliases if os.path.isabs(alias))]
+    if paths.repository:
+        found += checkouts(paths.repository)
+    return tuple(dict.fromkeys(found))
 
 
 def is_failed_open(record: dict[str, Any]) -> bool:
@@ -88,13 +121,13 @@ def select(records: list[dict[str, Any]], selection: Selection) -> tuple[list[di
         if selection.since and (not isinstance(ts, str) or ts < selection.since):
             continue
         if is_failed_open(record):
-            if selection.project and record.get("project") not in (None, "", selection.project):
+            if (record.get("project") or record.get("project_id")) and not selection.owns(record):
                 continue
             if selection.session and record.get("session") not in (None, "", selection.session):
                 continue
             failures.append(record)
             continue
-        if selection.project and record.get("project") != selection.project:
+        if not selection.owns(record):
             continue
         if selection.session and record.get("session") != selection.session:
             continue

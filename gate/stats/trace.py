@@ -13,7 +13,7 @@ from typing import Any
 from gate.errors import GateError, NotFoundError
 from gate.memory.store.store import Store
 from gate.paths import ProjectPaths
-from gate.stats.select import ids, is_failed_open
+from gate.stats.select import Selection, ids, is_failed_open
 
 PROMPT_EVENT = "UserPromptSubmit"
 # A candidate the search admitted can still miss the context: the budget dropped it.
@@ -30,16 +30,25 @@ def session_turns(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return turns
 
 
+def _selection(project: Selection | str | None) -> Selection:
+    """A selection of the project: given, or one id or checkout path (a record without an id is matched by it)."""
+    if isinstance(project, Selection):
+        return project
+    return Selection(project=project, root=project, roots=(project,)) if project else Selection()
+
+
 def pick(
-    records: list[dict[str, Any]], *, project: str | None, session: str | None, prompt: int | None
+    records: list[dict[str, Any]], *, project: Selection | str | None, session: str | None, prompt: int | None
 ) -> tuple[str, int, list[list[dict[str, Any]]]]:
-    """(session, prompt number, the session's turns) for the request; the last turn when no prompt is given."""
+    """(session, prompt number, the session's turns) for the request; the last turn when no prompt is given.
+    The last turn is the project's (every checkout of its repository, by the records' project id)."""
     records = [r for r in records if r.get("synthetic") is not True and not is_failed_open(r)]
     if session is None:
+        selection = _selection(project)
         # (a record of no session — a project's mute, a Gemini agent's `gate remember` — names no turn to trace)
-        mine = [r for r in records if (project is None or r.get("project") == project) and r.get("session")]
+        mine = [r for r in records if selection.owns(r) and r.get("session")]
         if not mine:
-            where = f"project {project}" if project else "any project"
+            where = f"project {selection.root or selection.project}" if selection.project else "any project"
             raise NotFoundError(
                 f"no evaluation of {where} in the audit log",
                 hint="`gate stats` shows whether any hook ran; `--session ID` traces a session of another project",
@@ -184,14 +193,20 @@ def evaluation(record: dict[str, Any], title: Titles) -> dict[str, Any]:
 
 
 def build_trace(
-    records: list[dict[str, Any]], *, project: str | None, session: str | None, prompt: int | None
+    records: list[dict[str, Any]], *, project: Selection | str | None, session: str | None, prompt: int | None
 ) -> dict[str, Any]:
     session, number, turns = pick(records, project=project, session=session, prompt=prompt)
+    selection = _selection(project)
     turn = turns[number]
-    title = Titles(str(turn[0].get("project") or project or "") or None) if turn else Titles(project)
+    # titles from the checkout asked from when the turn is its project's (another checkout may be gone or moved)
+    ours = bool(turn) and selection.project is not None and selection.owns(turn[0])
+    project_id = (turn[0].get("project_id") or (selection.project if ours else None)) if turn else selection.project
+    where = selection.root if ours or not turn else str(turn[0].get("project") or selection.root or "")
+    title = Titles(where or None)
     return {
         "session": session,
-        "project": turn[0].get("project") if turn else project,
+        "project": turn[0].get("project") if turn else selection.root,
+        "project_id": project_id,
         "prompt": number,
         "prompts": len(turns) - 1,
         "evaluations": [evaluation(record, title) for record in turn],

@@ -1,6 +1,7 @@
 """A project is its repository, in the real CLI: what is stored in the main checkout reaches a session that
 Claude Code runs in a worktree of it (where `claude --worktree` puts one: `.claude/worktrees/NAME`), in the
-checkout moved elsewhere, and in another repository that imported its export."""
+checkout moved elsewhere, and in another repository that imported its export; `gate stats` counts the sessions
+of the main checkout and of the worktree as one project's."""
 
 from __future__ import annotations
 
@@ -56,6 +57,17 @@ def test_a_memory_of_the_main_checkout_reaches_a_session_in_a_worktree(
     gate.run("install", "--project", str(worktree))
     claude.project = worktree  # the session runs in the worktree, as `claude --worktree review` runs it
     assert_delivered(claude, gate, directive, decision)
+
+    # a session in the main checkout too: `gate stats` counts both as one project's, from either checkout
+    claude.project = main
+    claude.run(PROMPT)
+    sessions = {r.get("session") for r in gate.audit() if r.get("event") == "SessionStart"}
+    assert len(sessions) == 2, sessions
+    for checkout in (main, worktree):
+        report = gate.json("stats", "--project", str(checkout))
+        assert report["sessions"] == 2, (checkout, report["filters"])
+        assert report["filters"]["project_root"] == str(checkout.resolve())
+    assert len({r.get("project_id") for r in gate.audit() if r.get("session") in sessions}) == 1
 
 
 def test_a_moved_checkout_keeps_its_memories_in_the_cli(

@@ -40,5 +40,5 @@ def _search_first(ctx: HookContext, ledger: Ledger, rules: dict) -> Check | None
     except Exception as error:
         from gate.session.audit import write_error
 
-        write_error("PreToolUse", error, project=ctx.paths.root)
+        write_error("PreToolUse", error, project=ctx.paths.root, project_id=ctx.paths.key)
         return None

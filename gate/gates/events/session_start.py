@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 def handle(ctx: HookContext, ledger: Ledger) -> Outcome:
     source = ctx.event.get("source")
     ledger.project = ctx.paths.root
+    ledger.project_id = ctx.paths.key
     if source == "compact" or ledger.compaction_pending:
         ledger.rearm()
     elif source in ("startup", "clear"):

@@ -286,6 +286,7 @@ def agent_ledger(ctx: HookContext, ledger: Ledger, agent_id: str, agent_type: st
         sub.mark_delivered(_claim_spawn(ctx, ledger, agent_id, agent_type))
     sub.muted = ledger.muted
     sub.project = ledger.project
+    sub.project_id = ledger.project_id
     return sub
 
 

@@ -523,6 +523,11 @@ def compare_rankings(rows: list[Row], rules: Any, l2s: list[float]) -> dict[str,
     return result
 
 
+def ranks_best(result: dict[str, dict[str, float | None]]) -> str:
+    """The table whose held-out ranking is best pooled ("shipped" on a tie): the one that should ship."""
+    return max(result, key=lambda m: (result[m]["pooled"] or 0.0, m == "shipped"))
+
+
 def print_comparison(result: dict[str, dict[str, float | None]]) -> None:
     owners = [o for o in result["shipped"] if o != "pooled"]
     print("leave-one-owner-out ranking (AUC) of the turns no veto holds: the shipped table as it is, each learned "
@@ -533,7 +538,7 @@ def print_comparison(result: dict[str, dict[str, float | None]]) -> None:
         print(f"{model:22} " + " ".join(f"{'-' if a is None else f'{a:.3f}':>{7 if i == 0 else 10}}"
                                         for i, a in enumerate(cells)))
     shipped = result["shipped"]["pooled"] or 0.0
-    best = max(result, key=lambda m: result[m]["pooled"] or 0.0)
+    best = ranks_best(result)
     if best == "shipped":
         print(f"the shipped table ranks best ({shipped:.3f}): no learned table earns its place")
     else:
@@ -565,6 +570,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="read/save the replayed turns (features and text) here")
     parser.add_argument("--compare", metavar="L2[,L2…]",
                         help="rank held-out owners' turns by the shipped table and by learned ones (AUC) and stop")
+    parser.add_argument("--save", type=Path, help="with --compare: save the AUCs here (eval/fits/writeback.json)")
     args = parser.parse_args(argv)
 
     from gate.rules import load_rules
@@ -576,7 +582,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare is not None:
         print(f"{len(rows)} labelled turns ({sum(r[2] for r in rows)} should block), "
               f"{len({r[0] for r in rows})} owners")
-        print_comparison(compare_rankings(rows, rules, [float(v) for v in args.compare.split(",")]))
+        result = compare_rankings(rows, rules, [float(v) for v in args.compare.split(",")])
+        print_comparison(result)
+        if args.save:
+            import json
+
+            rounded = {m: {o: None if a is None else round(a, 4) for o, a in aucs.items()}
+                       for m, aucs in result.items()}
+            args.save.write_text(json.dumps({"labels": "eval/labels/dev/writeback.jsonl", "auc": rounded},
+                                            indent=1) + "\n", encoding="utf-8")
         return 0
     if args.words is not None:
         ks = [int(k) for k in args.words.split(",")]

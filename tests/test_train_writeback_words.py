@@ -105,3 +105,22 @@ def test_compare_rankings_scores_the_shipped_table_as_is_and_learned_ones_on_hel
     assert result["shipped"]["pooled"] == 0.0
     assert result["learned l2=0.05"]["pooled"] == 1.0
     assert all(result["learned l2=0.05"][o] == 1.0 for o in ("a", "b", "c"))
+
+
+def test_the_shipped_writeback_table_ranks_held_out_owners_best_on_the_saved_dev_figures() -> None:
+    """CI's check that the shipped [score] table is what training produces: on the saved leave-one-owner-out
+    rankings of the dev split (eval/fits/writeback.json, `train_writeback.py --compare … --save`), no learned
+    table ranks a held-out owner's turns better than the shipped one. When one does, it is the one to ship."""
+    import json
+
+    t = _trainer()
+    saved = json.loads((REPO / "eval" / "fits" / "writeback.json").read_text(encoding="utf-8"))["auc"]
+    assert "shipped" in saved and len(saved) > 1
+    assert t.ranks_best(saved) == "shipped", (
+        f"{t.ranks_best(saved)} ranks dev's held-out owners better: ship it (train_writeback.py --write)")
+
+
+def test_ranks_best_prefers_the_shipped_table_on_a_tie() -> None:
+    t = _trainer()
+    assert t.ranks_best({"learned l2=0.1": {"pooled": 0.7}, "shipped": {"pooled": 0.7}}) == "shipped"
+    assert t.ranks_best({"learned l2=0.1": {"pooled": 0.71}, "shipped": {"pooled": 0.7}}) == "learned l2=0.1"

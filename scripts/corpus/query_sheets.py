@@ -1,7 +1,8 @@
 """Query sheets: every prompt of the delivery-labelled sessions, as the agent sees it, for annotators who play
 the agent and write the `gate search` query it would run (issue 29, "Score agent-written queries").
 
-    python scripts/corpus/query_sheets.py --root MIRROR --out DIR [--per-sheet 60]
+    python scripts/corpus/query_sheets.py --root MIRROR --out DIR [--per-sheet 60] [--splits dev,test-added]
+        [--skip-answered eval/annotations/queries/Q2/dev.jsonl]
 
 For each split (eval/labels/{dev,test}/delivery.jsonl) it takes the transcripts its store lines name, and for
 every user prompt of them (as `gate replay` sees them: gate.replay.timeline) writes one case with
@@ -12,7 +13,9 @@ every user prompt of them (as `gate replay` sees them: gate.replay.timeline) wri
 Nothing else: no labels, no memory ids, no store content (only the store lines' transcript lists are read).
 Under DIR (never inside the repository: the sheets hold other people's text) it writes SPLIT/sheet-NN.md and
 beside each a blank answer file SPLIT/sheet-NN.answers.jsonl ({"transcript", "prompt", "query": ""} a line),
-then DIR/READY with the sheet and case counts.
+then DIR/READY with the sheet and case counts. --splits names the label folders (default: dev, test);
+--skip-answered leaves out the prompts an annotator's answer file already has a query for (a store added
+later: only its sessions' prompts are new).
 """
 
 from __future__ import annotations
@@ -126,10 +129,23 @@ def sheets_of(sessions: list[list[dict[str, object]]], per_sheet: int) -> list[l
     return sheets
 
 
-def write_split(root: Path, labels: Path, out: Path, per_sheet: int, split: str) -> tuple[int, int]:
+def answered(paths: list[Path]) -> set[tuple[str, int]]:
+    """(transcript, prompt line) of every case these answer files hold a query for."""
+    out = set()
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                item = json.loads(line)
+                out.add((item["transcript"], item["prompt"]))
+    return out
+
+
+def write_split(root: Path, labels: Path, out: Path, per_sheet: int, split: str,
+                skip: set[tuple[str, int]] | frozenset[tuple[str, int]] = frozenset()) -> tuple[int, int]:
     rels = store_transcripts(labels)
     rels.sort(key=lambda rel: (session_start(str(root / rel)), rel))
-    sessions = [session_cases(root, rel) for rel in rels]
+    sessions = [[c for c in session_cases(root, rel) if (c["transcript"], c["prompt"]) not in skip]
+                for rel in rels]
     sheets = sheets_of([s for s in sessions if s], per_sheet)
     out.mkdir(parents=True, exist_ok=True)
     for number, cases in enumerate(sheets, start=1):
@@ -150,19 +166,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path, help="where the sheets go (outside the repository)")
     parser.add_argument("--labels", type=Path, default=LABELS, help="the labels folder (SPLIT/delivery.jsonl)")
     parser.add_argument("--per-sheet", type=int, default=60, help="about this many cases a sheet")
+    parser.add_argument("--splits", default=",".join(SPLITS), help="label folders, comma-separated")
+    parser.add_argument("--skip-answered", type=Path, action="append", default=[], metavar="FILE",
+                        help="leave out the prompts this answer file has a query for (repeatable)")
     args = parser.parse_args(argv)
+    skip = answered(args.skip_answered)
     if args.out.resolve().is_relative_to(LABELS.parents[1]):
         print("query_sheets: --out must be outside the repository (the sheets hold session text)",
               file=sys.stderr)
         return 2
     ready = []
-    for split in SPLITS:
+    for split in [s for s in args.splits.split(",") if s]:
         labels = args.labels / split / "delivery.jsonl"
         if not labels.is_file():
             print(f"query_sheets: no {labels} (hint: --labels is the folder holding dev/ and test/)",
                   file=sys.stderr)
             return 2
-        sheets, cases = write_split(args.root, labels, args.out / split, args.per_sheet, split)
+        sheets, cases = write_split(args.root, labels, args.out / split, args.per_sheet, split, skip)
         ready.append(f"{split}: {sheets} sheets, {cases} cases")
         print(ready[-1])
     (args.out / "READY").write_text("\n".join(ready) + "\n", encoding="utf-8")

@@ -8,9 +8,9 @@ import os
 import tomllib
 from pathlib import Path
 
+import gate.install.diagnose.earlier as earlier
 from gate.hosts.codex import install as codex
 from gate.install import files, jsonedit, launcher, wiring
-from gate.install.diagnose import earlier
 from gate.install.diagnose.base import Check, Wired
 
 APPROVE = ("start codex in the project and approve gate's hooks once in /hooks (Codex shows a new or changed hook "

@@ -8,9 +8,9 @@ import json
 import os
 from pathlib import Path
 
+import gate.install.diagnose.earlier as earlier
 from gate.hosts.gemini import install as gemini
 from gate.install import files, jsonedit, launcher, wiring
-from gate.install.diagnose import earlier
 from gate.install.diagnose.base import Check, Wired
 
 TRUST = ("trust the folder when Gemini asks (or run /permissions in gemini there; a folder is trusted in "

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import gate.install.diagnose.earlier as earlier
 from gate.install import launcher, wiring
-from gate.install.diagnose import earlier
 from gate.install.diagnose.base import PLUGIN_COMMAND, Check, Settings, Wired, dedupe, event_order
 
 

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import gate.install.diagnose.earlier as earlier
 from gate.install import files, wiring
-from gate.install.diagnose import earlier
 from gate.install.diagnose.base import PLUGIN_NAME, Check, Settings, Wired
 
 

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 CANDIDATES = REPO / "eval" / "fits" / "recall-candidates.toml"
 FIGURES = REPO / "eval" / "fits" / "recall.json"
 LABELS = REPO / "eval" / "labels" / "dev" / "delivery.jsonl"
-QUERIES = REPO / "eval" / "annotations" / "queries" / "Q2" / "dev.jsonl"
+QUERIES = REPO / "eval" / "annotations" / "queries" / "Q4" / "dev.jsonl"
 PRECISION_ROOM = 0.005  # a precision this much lower is the same precision (one memory in ~200 shown)
 # Summed per owner: asks, prompts replayed, then the "asked" counts (gate/replay/queries.py ASKED_SESSION_KEYS).
 KEYS = ("asks", "prompts", "expected", "reached_at_prompt", "shown", "shown_relevant", "noise")

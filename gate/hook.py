@@ -5,7 +5,8 @@ The gates read events in Claude Code's spelling and answer in it. The agent the 
 command `gate install` wires (`--agent codex`, `--agent gemini`; none: Claude Code); for another agent than
 Claude Code its host module (gate/hosts/<agent>/hook_io.py, imported only then) reads the event into those terms
 (its event names too: Gemini's BeforeAgent is UserPromptSubmit) and writes the answer in that agent's schema.
-For Claude Code itself a Stop's block goes out as the Stop's additionalContext (claude_code_stop).
+For Claude Code itself a Stop's block goes out as the Stop's additionalContext, or as `decision: block` to a
+CLI older than the one that takes it (claude_code_stop).
 
 Standard library and tantivy only, imported per event. It fails open: any error ends with exit 0, no
 stdout, and one line in the error log. It never blocks a user prompt and never blocks compaction — the
@@ -171,7 +172,7 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
     if host is not None:
         output = host.write_verdict(event_name, output, event)
     elif event_name == "Stop" and output is not None:
-        output = claude_code_stop(output)
+        output = claude_code_stop(output, outcome.extra.get("cli_version"), ctx.rules("writeback"))
     # ASCII JSON (non-ASCII as \u escapes): writable whatever the locale's stdout encoding, and a lone
     # surrogate read from a transcript cannot make the write fail after the gate has decided.
     text = json.dumps(output) if output is not None else None
@@ -201,16 +202,43 @@ def run(event: Any, started: float, agent: str | None = None) -> str | None:
     return text
 
 
-def claude_code_stop(output: dict[str, Any]) -> dict[str, Any]:
-    """The write-back gate's block as Claude Code takes it from a Stop hook: the reason as the Stop's
-    `additionalContext`, which continues the turn as a block does (the next Stop has stop_hook_active, the CLI's
-    cap of consecutive blocks holds) and reaches the model once, as "Stop hook additional context: <reason>".
+def claude_code_stop(output: dict[str, Any], version: str | None, rules: dict[str, Any]) -> dict[str, Any]:
+    """The write-back gate's block as the Claude Code that runs the hook takes it from a Stop hook (`version`: the
+    one its transcript names). From rules/writeback.toml [claude_code] stop_context_since on: the reason as the
+    Stop's `additionalContext`, which continues the turn as a block does (the next Stop has stop_hook_active, the
+    CLI's cap of consecutive blocks holds) and reaches the model once, as "Stop hook additional context: <reason>".
     `{"decision":"block"}` reaches it twice (measured on 2.1.332): "Stop hook feedback: <reason>", then "Stop hook
-    blocking error from command: "<the hook's command>": <reason>"; exit 2 once, but with the command in front."""
+    blocking error from command: "<the hook's command>": <reason>"; exit 2 once, but with the command in front.
+    Older versions, or no version known: `decision: block`, the one form every version continues the turn on (an
+    older CLI drops a Stop's hookSpecificOutput as a validation error the model never sees: the gate would never
+    block)."""
     reason = output.get("reason")
     if output.get("decision") != "block" or not isinstance(reason, str):
         return output
+    section = rules.get("claude_code")
+    since = section.get("stop_context_since") if isinstance(section, dict) else None
+    ours, first = version_key(version), version_key(since)
+    if ours is None or first is None or ours < first:
+        return output
     return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason}}
+
+
+def version_key(text: object) -> tuple[int, ...] | None:
+    """"2.1.163" -> (2, 1, 163); the digits that lead each of the first three parts ("2.2.0-beta" -> (2, 2, 0));
+    None when a part has none, or for anything but a string."""
+    if not isinstance(text, str):
+        return None
+    key: list[int] = []
+    for part in text.strip().split(".")[:3]:
+        digits = ""
+        for char in part:
+            if char not in "0123456789":
+                break
+            digits += char
+        if not digits:
+            return None
+        key.append(int(digits))
+    return tuple(key) if len(key) == 3 else None
 
 
 def _continuation(host: Any, ctx: HookContext, ledger: Ledger) -> Outcome | None:

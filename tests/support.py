@@ -74,11 +74,16 @@ def hook_in_process(event: dict[str, Any]) -> str:
 
 def stop_verdict(answer: str | dict[str, Any] | None) -> dict[str, Any] | None:
     """The write-back gate's block read back from a Claude Code Stop hook's stdout (or its parsed JSON):
-    {"decision": "block", "reason": …} when the answer is exactly the Stop's additionalContext
-    (gate.hook.claude_code_stop), None for no answer; any other shape fails the test."""
+    {"decision": "block", "reason": …} when the answer is exactly the Stop's additionalContext or exactly a
+    `decision: block` (the form gate.hook.claude_code_stop gives a CLI older than rules/writeback.toml
+    [claude_code] stop_context_since, or one whose transcript names no version; tests/test_stop_answer_form.py
+    checks which goes where), None for no answer; any other shape fails the test."""
     if not answer:
         return None
     data = json.loads(answer) if isinstance(answer, str) else answer
+    if set(data) == {"decision", "reason"}:
+        assert data["decision"] == "block" and isinstance(data["reason"], str), data
+        return dict(data)
     assert set(data) == {"hookSpecificOutput"}, data
     specific = data["hookSpecificOutput"]
     assert isinstance(specific, dict) and set(specific) == {"hookEventName", "additionalContext"}, specific

@@ -74,8 +74,8 @@ class Turn(_Plain):
     """What happened since the last real user prompt, in order."""
 
     __slots__ = (
-        "assistant_texts", "complete", "from_fallback", "hook_feedback", "previous_reply", "prompt", "report",
-        "tool_results", "tool_uses",
+        "assistant_texts", "cli_version", "complete", "from_fallback", "hook_feedback", "previous_reply", "prompt",
+        "report", "tool_results", "tool_uses",
     )
 
     def __init__(
@@ -103,6 +103,9 @@ class Turn(_Plain):
         # The report of a background subagent, when the turn's prompt is the task notification that brought it
         # (it is also the first of assistant_texts: what the subagent settled is text of this turn).
         self.report = ""
+        # The Claude Code version on the turn's newest line ("" when none says): which Stop answer it takes
+        # (gate/hook.py claude_code_stop).
+        self.cli_version = ""
 
     def bash_commands(self) -> list[str]:
         return [
@@ -203,9 +206,14 @@ class TurnCollector:
         self.prompt = ""
         self.complete = False
         self.hook_feedback = 0
+        self.cli_version = ""
 
     def feed(self, entry: dict[str, Any]) -> bool:
         """Take one entry; True when it is the prompt that opens the turn (reading stops)."""
+        if not self.cli_version:  # newest first: the version the CLI runs now (a resumed session may have upgraded)
+            version = entry.get("version")
+            if isinstance(version, str):
+                self.cli_version = version[:40]
         if entry.get("isSidechain") is True:
             return False  # a subagent's conversation, not this turn's
         kind = entry.get("type")
@@ -249,6 +257,7 @@ class TurnCollector:
 
     def turn(self) -> Turn:
         turn = Turn(prompt=self.prompt, complete=self.complete, hook_feedback=self.hook_feedback)
+        turn.cli_version = self.cli_version
         turn.report = notification_report(self.prompt)
         if turn.report:  # a background subagent's report opens the turn: the turn's first text
             turn.assistant_texts.append(turn.report)

@@ -3,11 +3,12 @@ Stop block, what a teammate without gate is shown, and what a resumed session is
 
 Measured on Claude Code 2.1.332: after a `{"decision":"block"}` the model also reads "Stop hook blocking error from
 command: "<the command>": <the reason>", so gate blocks with the Stop's additionalContext, which reaches it once and
-without the command (gate.hook.claude_code_stop); a SessionStart `systemMessage` is shown to the user
-("SessionStart:startup says: …") and never reaches the model; `--resume SID` and `--continue` keep the session id
-and fire SessionStart with source `resume`, the earlier context still in the conversation. The CLI drops a
-SessionStart context identical to one the conversation already holds, so a second index reaches the model once it
-differs in anything (a memory added or edited since, a date, a stale mark): that is the case tested.
+without the command (gate.hook.claude_code_stop: the transcript says 2.1.332, at or past rules/writeback.toml
+[claude_code] stop_context_since; an older CLI gets the block as decision/reason); a SessionStart `systemMessage` is
+shown to the user ("SessionStart:startup says: …") and never reaches the model; `--resume SID` and `--continue` keep
+the session id and fire SessionStart with source `resume`, the earlier context still in the conversation. The CLI
+drops a SessionStart context identical to one the conversation already holds, so a second index reaches the model
+once it differs in anything (a memory added or edited since, a date, a stale mark): that is the case tested.
 """
 
 from __future__ import annotations

@@ -147,6 +147,8 @@ def evaluate(ctx: HookContext, ledger: Ledger) -> Outcome:
     ledger.writeback_blocks += 1
     ledger.writeback_pending = {"kinds": evidence.kinds, "block": ledger.writeback_blocks}
     extra["blocks"] = ledger.writeback_blocks
+    if turn.cli_version:
+        extra["cli_version"] = turn.cli_version  # which form Claude Code takes the block in (gate/hook.py)
     return Outcome(
         "blocked",
         "BLOCKED_WRITEBACK",

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -245,3 +246,15 @@ def stop_turn(prompt: str, text: str, tools: Any = ()) -> Any:
         turn.tool_uses.append(ToolUse(f"t{i}", name, tool_input, seq=2 * i))
         turn.tool_results.append(ToolResult(f"t{i}", output, error, seq=2 * i + 1))
     return turn
+
+
+# git in a test's own repositories: a fixed identity, no system config (tests of project identity and worktrees)
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(cwd: os.PathLike[str] | str, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **GIT_ENV})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()

@@ -15,23 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import git
 
 from gate.memory.model import Memory
 from gate.memory.store.store import Store
 from gate.paths import ID_FILE, ProjectPaths, git_common_dir, project_key, user_dirs
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
-
-
-def git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **GIT_ENV})
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.strip()
-
 
 def make_repo(path: Path) -> Path:
     path.mkdir(parents=True)

@@ -202,9 +202,12 @@ def check_stop(agent: str) -> Check:
         if agent == GEMINI:
             return f"exit {rc}: {err.decode(errors='replace')[-200:]}" if rc else _check_gemini("AfterAgent", out)
         answer = _answer(out) or {}
-        if agent == CLAUDE:  # Claude Code's block: the Stop's additionalContext (gate.hook.claude_code_stop)
+        if agent == CLAUDE:  # Claude Code's block (gate.hook.claude_code_stop): the Stop's additionalContext from
+            # the CLI version rules/writeback.toml names, `decision: block` before it or when the transcript names none
             specific = answer.get("hookSpecificOutput") if set(answer) == {"hookSpecificOutput"} else None
             reason = specific.get("additionalContext") if isinstance(specific, dict) else None
+            if set(answer) == {"decision", "reason"} and answer.get("decision") == "block":
+                reason = answer.get("reason")
             if rc != 0 or not isinstance(reason, str) or not reason.strip():
                 return f"exit {rc}, no block: {out[:200]!r} {err.decode(errors='replace')[-200:]}"
             return None

@@ -96,8 +96,11 @@ def test_the_codex_rows_run_the_command_codex_is_wired_with_and_their_checks_tel
                                    last_assistant_message=rollout.last_assistant_message)
         answers.append(run(argv, event))
     assert stop(*answers[0]) is None, answers[0]
-    # the Claude Code host blocks the same turn, but names gate plainly: not what the Codex row claims
-    assert json.loads(answers[1][1])["hookSpecificOutput"]["additionalContext"].startswith("MEMORY CHECK")
+    # the Claude Code host blocks the same turn, but names gate plainly: not what the Codex row claims (a rollout
+    # names no Claude Code version, so its answer is `decision: block`, the form every version takes)
+    claude_answer = json.loads(answers[1][1])
+    assert set(claude_answer) == {"decision", "reason"} and claude_answer["decision"] == "block"
+    assert claude_answer["reason"].startswith("MEMORY CHECK")
     assert stop(*answers[1]) is not None and agents.check_stop(agents.CLAUDE)(*answers[1]) is None
 
 

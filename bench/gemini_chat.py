@@ -23,19 +23,22 @@ from typing import Any
 from bench.corpus import Generator
 from bench.transcript import (
     _WATERFALL_SOURCE,
+    CAUSE,
+    FIRST_STEP,
+    FIX_NEW,
+    FIX_OLD,
     LAST_MESSAGE,
     LAST_PROMPT,
+    TEST_FAILS,
+    TEST_PASSES,
+    WATERFALL,
+    WATERFALL_TEST,
     Transcript,
     _Pool,
     fill,
+    start,
     writer_main,
 )
-
-WATERFALL = "src/payments/waterfall.py"
-# The evidence turn's edit as Gemini's `replace` (the same change as the JSONL transcript's Edit).
-OLD = "    ReserveAccount(ledger).trigger()"
-NEW = ("    if ledger.last_run_id != run_id:\n        ReserveAccount(ledger).trigger()\n"
-       "        ledger.last_run_id = run_id")
 
 
 class _Writer:
@@ -123,16 +126,14 @@ def _last_turn(w: _Writer) -> None:
     """The turn the Stop hook judges, as bench/transcript.py's: failing test, read, cause, edit, passing test,
     closing decision."""
     w.prompt(LAST_PROMPT)
-    w.say("I'll reproduce it with the waterfall tests first.")
-    test = "pytest tests/payments/test_waterfall.py -q"
-    w.shell(test, "....F.......\nFAILED tests/payments/test_waterfall.py::test_rerun - AssertionError: trigger "
-            "fired 2 times, expected 1\n1 failed, 11 passed in 0.84s", 1)
+    w.say(FIRST_STEP)
+    test = WATERFALL_TEST
+    w.shell(test, TEST_FAILS, 1)
     waterfall = f"{w.cwd}/{WATERFALL}"  # Gemini's file tools name absolute paths
     w.read(waterfall, _WATERFALL_SOURCE)
-    w.say("The cause is that settle_waterfall() fires ReserveAccount.trigger() on every run without checking "
-          "the ledger's last_run_id.")
-    w.edit(waterfall, OLD, NEW)
-    w.shell(test, "............\n12 passed in 0.81s", 0)
+    w.say(CAUSE)
+    w.edit(waterfall, FIX_OLD, FIX_NEW)  # Gemini's `replace`: the transcript's Edit
+    w.shell(test, TEST_PASSES, 0)
     w.say(LAST_MESSAGE)
     w.updated()
 
@@ -141,10 +142,7 @@ def write_chat(path: Path, size: int, seed: int = 13, cwd: str = "/home/dev/proj
                target: int | None = None) -> Transcript:
     """Write filler turns until the file is about `size` bytes, then the evidence turn (~4 KB). `target`: the
     size the recording's rows are named by (default `size`)."""
-    rng = random.Random(seed)
-    gen = Generator(1000, seed)
-    pool = _Pool(rng, gen)
-    session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    rng, gen, pool, session_id = start(seed)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
         w = _Writer(handle, rng, cwd)

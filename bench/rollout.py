@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,26 +21,29 @@ from typing import Any
 from bench.corpus import Generator
 from bench.transcript import (
     _WATERFALL_SOURCE,
+    CAUSE,
+    FIRST_STEP,
+    FIX_NEW,
+    FIX_OLD,
     LAST_MESSAGE,
     LAST_PROMPT,
+    TEST_FAILS,
+    TEST_PASSES,
+    WATERFALL,
+    WATERFALL_TEST,
     Transcript,
     _Pool,
     fill,
+    start,
     writer_main,
 )
 
 CLI_VERSION = "0.171.0"
 MODEL = "gpt-5.5"
-WATERFALL = "src/payments/waterfall.py"
 # The evidence turn's edit as Codex's apply_patch envelope (the same change as the JSONL transcript's Edit).
-PATCH = (
-    f"*** Begin Patch\n*** Update File: {WATERFALL}\n@@\n"
-    "-    ReserveAccount(ledger).trigger()\n"
-    "+    if ledger.last_run_id != run_id:\n"
-    "+        ReserveAccount(ledger).trigger()\n"
-    "+        ledger.last_run_id = run_id\n"
-    "*** End Patch\n"
-)
+PATCH = "".join([f"*** Begin Patch\n*** Update File: {WATERFALL}\n@@\n",
+                 *(f"-{line}\n" for line in FIX_OLD.split("\n")), *(f"+{line}\n" for line in FIX_NEW.split("\n")),
+                 "*** End Patch\n"])
 
 
 class _Writer:
@@ -136,15 +138,13 @@ def _last_turn(w: _Writer) -> None:
     """The turn the Stop hook judges, as bench/transcript.py's: failing test, read, cause, edit, passing test,
     closing decision."""
     w.prompt(LAST_PROMPT)
-    w.say("I'll reproduce it with the waterfall tests first.")
-    test = "pytest tests/payments/test_waterfall.py -q"
-    w.shell(test, "....F.......\nFAILED tests/payments/test_waterfall.py::test_rerun - AssertionError: trigger "
-            "fired 2 times, expected 1\n1 failed, 11 passed in 0.84s", 1)
+    w.say(FIRST_STEP)
+    test = WATERFALL_TEST
+    w.shell(test, TEST_FAILS, 1)
     w.shell(f"sed -n '1,40p' {WATERFALL}", _WATERFALL_SOURCE, 0)
-    w.say("The cause is that settle_waterfall() fires ReserveAccount.trigger() on every run without checking "
-          "the ledger's last_run_id.")
+    w.say(CAUSE)
     w.patch(PATCH, f"M {WATERFALL}")
-    w.shell(test, "............\n12 passed in 0.81s", 0)
+    w.shell(test, TEST_PASSES, 0)
     w.say(LAST_MESSAGE)
     w.tokens()
 
@@ -154,10 +154,7 @@ def write_rollout(path: Path, size: int, seed: int = 11, cwd: str = "/home/dev/p
     """Write filler turns until the file is about `size` bytes, then the evidence turn (~4 KB). `target`: the
     size the rollout's rows are named by (default `size`; the bench passes the JSONL transcript's, whose actual
     size it asks for)."""
-    rng = random.Random(seed)
-    gen = Generator(1000, seed)
-    pool = _Pool(rng, gen)
-    session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    rng, gen, pool, session_id = start(seed)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
         w = _Writer(handle, rng, session_id, cwd)

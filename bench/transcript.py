@@ -272,49 +272,49 @@ _WATERFALL_SOURCE = "\n".join(
 )
 
 
+# The evidence turn, the same in every agent's file (bench/rollout.py, bench/gemini_chat.py write it in theirs).
+WATERFALL = "src/payments/waterfall.py"
+WATERFALL_TEST = "pytest tests/payments/test_waterfall.py -q"
+FIRST_STEP = "I'll reproduce it with the waterfall tests first."
+TEST_FAILS = ("....F.......\nFAILED tests/payments/test_waterfall.py::test_rerun - AssertionError: trigger fired 2 "
+              "times, expected 1\n1 failed, 11 passed in 0.84s")
+TEST_PASSES = "............\n12 passed in 0.81s"
+CAUSE = ("The cause is that settle_waterfall() fires ReserveAccount.trigger() on every run without checking the "
+         "ledger's last_run_id.")
+FIX_OLD = "    ReserveAccount(ledger).trigger()"
+FIX_NEW = ("    if ledger.last_run_id != run_id:\n        ReserveAccount(ledger).trigger()\n"
+           "        ledger.last_run_id = run_id")
+
+
+def start(seed: int) -> tuple[random.Random, Generator, _Pool, str]:
+    """A writer's random source, word generator, pool of filler pieces and session id, from its seed."""
+    rng = random.Random(seed)
+    gen = Generator(1000, seed)
+    pool = _Pool(rng, gen)
+    return rng, gen, pool, str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
 def _last_turn(w: _Writer) -> None:
     """The turn the Stop hook judges: failing test, read, cause, edit, passing test, closing decision."""
     w.user_prompt(LAST_PROMPT)
     w.noise("last-prompt", {"lastPrompt": LAST_PROMPT})
-    w.assistant([{"type": "text", "text": "I'll reproduce it with the waterfall tests first."}])
-    test = {"command": "pytest tests/payments/test_waterfall.py -q", "description": "Run waterfall tests"}
+    w.assistant([{"type": "text", "text": FIRST_STEP}])
+    test = {"command": WATERFALL_TEST, "description": "Run waterfall tests"}
     tool_id = w.tool_use("Bash", test)
-    w.tool_result(
-        tool_id,
-        "....F.......\nFAILED tests/payments/test_waterfall.py::test_rerun - AssertionError: trigger fired 2 "
-        "times, expected 1\n1 failed, 11 passed in 0.84s",
-        is_error=True,
-    )
-    tool_id = w.tool_use("Read", {"file_path": f"{w.cwd}/src/payments/waterfall.py"})
+    w.tool_result(tool_id, TEST_FAILS, is_error=True)
+    tool_id = w.tool_use("Read", {"file_path": f"{w.cwd}/{WATERFALL}"})
     w.tool_result(tool_id, _WATERFALL_SOURCE)
-    w.assistant(
-        [
-            {
-                "type": "text",
-                "text": "The cause is that settle_waterfall() fires ReserveAccount.trigger() on every run "
-                "without checking the ledger's last_run_id.",
-            }
-        ]
-    )
-    edit = {
-        "file_path": f"{w.cwd}/src/payments/waterfall.py",
-        "old_string": "    ReserveAccount(ledger).trigger()",
-        "new_string": "    if ledger.last_run_id != run_id:\n        ReserveAccount(ledger).trigger()\n"
-        "        ledger.last_run_id = run_id",
-    }
-    tool_id = w.tool_use("Edit", edit)
-    w.tool_result(tool_id, f"The file {w.cwd}/src/payments/waterfall.py has been updated.")
+    w.assistant([{"type": "text", "text": CAUSE}])
+    tool_id = w.tool_use("Edit", {"file_path": f"{w.cwd}/{WATERFALL}", "old_string": FIX_OLD, "new_string": FIX_NEW})
+    w.tool_result(tool_id, f"The file {w.cwd}/{WATERFALL} has been updated.")
     tool_id = w.tool_use("Bash", test)
-    w.tool_result(tool_id, "............\n12 passed in 0.81s")
+    w.tool_result(tool_id, TEST_PASSES)
     w.assistant([{"type": "text", "text": LAST_MESSAGE}])
 
 
 def write_transcript(path: Path, size: int, seed: int = 11, cwd: str = "/home/dev/project") -> Transcript:
     """Write filler turns until the file is about `size` bytes, then the evidence turn (~4 KB)."""
-    rng = random.Random(seed)
-    gen = Generator(1000, seed)
-    pool = _Pool(rng, gen)
-    session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    rng, gen, pool, session_id = start(seed)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
         w = _Writer(handle, rng, session_id, cwd)

@@ -965,6 +965,23 @@ def test_gate_console_script_installs_with_no_path(project: Path, tmp_path: Path
 # --- the plugin -------------------------------------------------------------------------------------------------
 
 
+def test_the_mcp_part_of_the_pretooluse_matcher_is_the_rules_change_tools(tmp_path: Path) -> None:
+    """rules/triggers.toml says the matcher is built from [search_first] change_tools: the MCP calls the
+    search-first check counts as a change are the ones the hook is given (one list, not two kept alike)."""
+    rules = tmp_path / "rules"
+    shutil.copytree(REPO / "rules", rules)
+    triggers = rules / "triggers.toml"
+    text = triggers.read_text()
+    shipped = tomllib.loads(text)["search_first"]["change_tools"]
+    assert "|".join(shipped) == wiring.MCP_CHANGE_MATCHER and wiring.TOOL_MATCHER.endswith(wiring.MCP_CHANGE_MATCHER)
+    line = next(line for line in text.splitlines() if line.strip().startswith("'^mcp__"))  # the one shipped
+    triggers.write_text(text.replace(line, "  '^mcp__.+?__frobnicate', '^mcp__x__y$',", 1))
+    out = subprocess.run([sys.executable, "-c", "from gate.install import wiring; print(wiring.TOOL_MATCHER)"],
+                         env={**os.environ, "GATE_RULES_DIR": str(rules)}, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out.endswith("|^mcp__.+?__frobnicate|^mcp__x__y$") and "upload" not in out
+
+
 def test_plugin_hooks_match_the_installed_wiring() -> None:
     """Both front doors wire the same events, matchers and timeouts."""
     hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]

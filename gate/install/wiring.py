@@ -24,10 +24,23 @@ _MARKER_RE = re.compile(r"#\s*memory-gate\s*$")
 # UserPromptSubmit sits far under Claude Code's 30 s default: a recall that slow is a bug, and a prompt must
 # never wait on it. Matchers: tool names for PreToolUse, `source` for SessionStart; the others take none.
 # PreToolUse's is a regular expression (Claude Code tests a matcher that is not a plain `A|B` list as one), anchored
-# so each tool name matches whole (Agent/Task: spawns), and MCP tools whose name says they write
-# (mcp__SERVER__TOOL; rules/triggers.toml [search_first] change_tools): a reading MCP call costs no hook process.
-MCP_CHANGE_MATCHER = (r"^mcp__.+?__(?:write|edit|create|update|delete|remove|move|rename|insert|append|save|set|put|"
-                      r"patch|replace|push|commit|merge|upload)(?:[_\-A-Z]|$)")
+# so each tool name matches whole (Agent/Task: spawns), and MCP tools whose name says they write: a reading MCP
+# call costs no hook process.
+
+
+def _mcp_change_matcher() -> str:
+    """The MCP tools the search-first check counts as a change (the shipped rules/triggers.toml [search_first]
+    change_tools, mcp__SERVER__TOOL), as one expression: the hook is given exactly those calls."""
+    import tomllib
+
+    from gate.rules import shipped_rules_dir
+
+    with open(Path(shipped_rules_dir()) / "triggers.toml", "rb") as handle:
+        patterns = tomllib.load(handle).get("search_first", {}).get("change_tools", [])
+    return "|".join(p for p in patterns if isinstance(p, str))
+
+
+MCP_CHANGE_MATCHER = _mcp_change_matcher()
 TOOL_MATCHER = rf"^(?:Read|Edit|Write|MultiEdit|NotebookEdit|Grep|Glob|Bash|Agent|Task)$|{MCP_CHANGE_MATCHER}"
 
 

@@ -225,7 +225,8 @@ def claude_code_stop(output: dict[str, Any], version: str | None, rules: dict[st
 
 def version_key(text: object) -> tuple[int, ...] | None:
     """"2.1.163" -> (2, 1, 163); the digits that lead each of the first three parts ("2.2.0-beta" -> (2, 2, 0));
-    None when a part has none, or for anything but a string."""
+    None when a part has none, or for anything but a string. (No regex: a Stop hook with its patterns kept
+    loads no `re`, tests/test_hot_path.py.)"""
     if not isinstance(text, str):
         return None
     key: list[int] = []

@@ -42,12 +42,9 @@ def wired_hooks(root: Path) -> tuple[list[Wired], list[Check]]:
         if entries:
             events = sorted({e.event for e in entries})
             checks.append(Check("codex", "ok", f"{path} ({scope}) wires {', '.join(events)}"))
-            differences = earlier.differences(earlier.entries_of(data), codex.EVENTS)
-            if differences:
-                checks.append(Check("codex", "warn", earlier.message(f"{path} ({scope})", differences),
-                                    f"run `gate install --agent codex --scope {scope}` to update (it replaces gate's "
-                                    "entries and leaves yours as they are)",
-                                    {"source": str(path), "scope": scope, "differences": differences}))
+            stale = earlier.file_check("codex", path, scope, data, codex.EVENTS, "gate install --agent codex")
+            if stale is not None:
+                checks.append(stale)
     return found, checks
 
 

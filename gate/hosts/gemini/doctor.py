@@ -48,12 +48,9 @@ def wired_hooks(root: Path) -> tuple[list[Wired], list[Check]]:
         if entries:
             events = sorted({e.event for e in entries})
             checks.append(Check("gemini", "ok", f"{path} ({scope}) wires {', '.join(events)}"))
-            differences = earlier.differences(earlier.entries_of(data), gemini.EVENTS)
-            if differences:
-                checks.append(Check("gemini", "warn", earlier.message(f"{path} ({scope})", differences),
-                                    f"run `gate install --agent gemini --scope {scope}` to update (it replaces gate's "
-                                    "entries and leaves yours as they are)",
-                                    {"source": str(path), "scope": scope, "differences": differences}))
+            stale = earlier.file_check("gemini", path, scope, data, gemini.EVENTS, "gate install --agent gemini")
+            if stale is not None:
+                checks.append(stale)
     return found, checks
 
 

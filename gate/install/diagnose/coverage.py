@@ -36,12 +36,9 @@ def settings_wiring(settings: Settings) -> tuple[list[Wired], list[Check]]:
             events = sorted({e.event for e in entries}, key=event_order)
             checks.append(Check("settings", "ok", f"{path} ({scope}) wires {', '.join(events)}"))
             commands = wiring.commands_for("project", "") if scope == "project" else None
-            found = earlier.differences(earlier.entries_of(data), wiring.EVENTS, commands)
-            if found:
-                checks.append(Check("wiring", "warn", earlier.message(f"{path} ({scope})", found),
-                                    f"run `gate install --scope {scope}` to update (it replaces gate's entries and "
-                                    "leaves yours as they are)", {"source": str(path), "scope": scope,
-                                                                  "differences": found}))
+            stale = earlier.file_check("wiring", path, scope, data, wiring.EVENTS, "gate install", commands)
+            if stale is not None:
+                checks.append(stale)
     return wired, checks
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gate.install import wiring
+from gate.install.diagnose.base import Check
 from gate.install.wiring import EventSpec
 
 # Events an earlier gate did not wire yet: Claude Code's SubagentStop, Codex's SubagentStart, Gemini's AfterTool.
@@ -69,3 +70,15 @@ def message(where: str, found: list[str]) -> str:
 def broken(missing: Iterable[str]) -> list[str]:
     """The missing events that make a wiring broken (those every gate has wired)."""
     return [event for event in missing if event not in ADDED_LATER]
+
+
+def file_check(name: str, path: Any, scope: str, data: Any, events: tuple[EventSpec, ...], install: str,
+               commands: dict[str, str] | None = None) -> Check | None:
+    """The doctor's warning for one hooks file an earlier gate wired (None when `gate install` would change
+    nothing in it): `name` the check's, `install` the command that updates it (without its --scope)."""
+    found = differences(entries_of(data), events, commands)
+    if not found:
+        return None
+    return Check(name, "warn", message(f"{path} ({scope})", found),
+                 f"run `{install} --scope {scope}` to update (it replaces gate's entries and leaves yours as they are)",
+                 {"source": str(path), "scope": scope, "differences": found})

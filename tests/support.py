@@ -258,3 +258,15 @@ def git(cwd: os.PathLike[str] | str, *args: str) -> str:
                           env={**os.environ, **GIT_ENV})
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
+
+
+def load_script(name: str) -> Any:
+    """scripts/NAME.py as a module (the scripts are no package): its functions, for a test."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -3,21 +3,18 @@ figures written here, and the shipped rules/recall.toml against the saved dev fi
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import tomllib
 from pathlib import Path
 from typing import Any
 
+from support import load_script
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _fitter() -> Any:
-    spec = importlib.util.spec_from_file_location("fit_recall", REPO / "scripts" / "fit_recall.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("fit_recall")
 
 
 def _row(asks: int, expected: int, reached: int, shown: int, relevant: int, prompts: int = 100) -> dict[str, int]:

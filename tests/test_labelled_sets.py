@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import report
+from support import load_script, report
 
 from gate.gates.recall.topic import TopicRecord, assess, update
 from gate.gates.writeback.evidence import find_evidence, find_store_decision
@@ -99,13 +99,7 @@ def mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _quality() -> Any:
     """scripts/quality.py: the one measurement docs/quality.md's tables are written from."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("quality", REPO / "scripts" / "quality.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("quality")
 
 
 @pytest.fixture(scope="module")

@@ -3,19 +3,16 @@ leave-one-owner-out fold from the training owners only. Synthetic turns written 
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
+
+from support import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _trainer() -> Any:
-    spec = importlib.util.spec_from_file_location("train_writeback", REPO / "scripts" / "train_writeback.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("train_writeback")
 
 
 def test_word_set_tags_reply_and_prompt_apart_and_drops_numbers() -> None:
